@@ -1,0 +1,1128 @@
+/* load.c -- mcpd-load, the load driver for the mcpd benchmarks.
+ *
+ * mcpd-load spawns an MCP server over stdio, initializes it, and drives N
+ * requests keeping W of them in flight, timing each one from the write that
+ * carries it to the read that returns its response.  Given a second server
+ * after --vs, it drives both in alternating turns, so that whatever else the
+ * machine is doing falls on both alike; bench/run.sh compares mcpd with the
+ * floor that way.  It prints one line of key=value pairs per server.  With
+ * --startup R it instead measures how long R fresh servers take from spawn
+ * to an answered initialize.
+ *
+ * On a shared two-core machine the driver competes with the server for CPU,
+ * so it is kept lean: blocking reads of up to 64 KiB, one write per batch of
+ * requests, a hand-rolled scan of each response for its top-level "id",
+ * "error" and "result" instead of a full parse, and no allocation per
+ * message.  Only the initialize response, read once, goes through json-c.
+ */
+
+/* memmem() and pipe2() are GNU extensions; the benchmarks run on Linux. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#define LOAD_READ_CHUNK 65536
+#define LOAD_PROTOCOL_VERSION "2025-11-25"
+#define LOAD_MAX_REPORTED 5
+
+extern char **environ;
+
+typedef struct {
+  char *base;
+  size_t len;
+  size_t cap;
+} load_buf;
+
+/* One server under test.  The fields up to `pid` last for the whole run;
+ * the rest is reset for every spawn. */
+typedef struct {
+  char **argv;
+  int index;
+  /* The request text after the id, which names the method and tool. */
+  char *req_suffix;
+  size_t req_suffix_len;
+  uint64_t *t_send_base;
+  uint64_t *lat_base;
+  load_buf in_base;
+  load_buf out_base;
+  uint64_t busy_ns;
+  double *chunk_rate;
+  size_t nchunks;
+  long hwm_kib;
+  long maxrss_kib;
+
+  pid_t pid;
+  int to_fd;
+  int from_fd;
+  load_buf in;
+  size_t in_scanned;
+  load_buf out;
+  size_t out_off;
+
+  /* Send time of each request id still awaiting its response, 0 once
+   * answered.  Id 0 is initialize; ids 1.. are the driven requests. */
+  uint64_t *t_send;
+  int64_t next_id;
+  int64_t first_measured_id;
+
+  int init_done;
+  uint64_t init_answered_at;
+  int64_t phase_total;
+  int64_t issued;
+  int64_t answered;
+  int64_t outstanding;
+  int recording;
+
+  uint64_t *lat;
+  size_t nlat;
+  uint64_t first_send;
+  uint64_t last_recv;
+  uint64_t last_progress;
+
+  int eof;
+  int broken;
+  int64_t errors;
+  int reported;
+} load_run;
+
+/* Command line settings, shared by every spawn. */
+static struct {
+  int64_t n;
+  int64_t window;
+  int64_t warmup;
+  int64_t chunk;
+  int startup;
+  int timeout_s;
+  int quiet;
+  const char *label;
+  const char *method;
+  const char *expect;
+} opt;
+
+static volatile sig_atomic_t alarm_ticks;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static void fatal(const char *what) {
+  fprintf(stderr, "mcpd-load: %s: %s\n", what, strerror(errno));
+  exit(2);
+}
+
+static void buf_reserve(load_buf *b, size_t extra) {
+  size_t cap;
+
+  if (b->len + extra <= b->cap)
+    return;
+  cap = b->cap ? b->cap : LOAD_READ_CHUNK;
+  while (cap < b->len + extra)
+    cap *= 2;
+  b->base = realloc(b->base, cap);
+  if (b->base == NULL)
+    fatal("realloc");
+  b->cap = cap;
+}
+
+static void buf_add(load_buf *b, const char *s, size_t n) {
+  buf_reserve(b, n);
+  memcpy(b->base + b->len, s, n);
+  b->len += n;
+}
+
+static void buf_adds(load_buf *b, const char *s) {
+  buf_add(b, s, strlen(s));
+}
+
+/* Appends a non-negative integer without going through printf, which would
+ * cost more than everything else the driver does per request. */
+static void buf_add_id(load_buf *b, int64_t id) {
+  char tmp[24];
+  char *p;
+
+  p = tmp + sizeof(tmp);
+  do {
+    *--p = '0' + id % 10;
+    id /= 10;
+  } while (id > 0);
+  buf_add(b, p, tmp + sizeof(tmp) - p);
+}
+
+static const char *run_name(const load_run *r) {
+  return r->argv[0];
+}
+
+/* Counts an error and shows the first few; a run with thousands of errors
+ * should not flood stderr. */
+static void report(load_run *r, const char *why, const char *line, size_t len) {
+  r->errors++;
+  if (r->reported++ >= LOAD_MAX_REPORTED)
+    return;
+  if (len > 300)
+    len = 300;
+  fprintf(stderr, "mcpd-load: %s: %s: %.*s\n", run_name(r), why, (int)len,
+          line);
+}
+
+/* A minimal scanner for the top level of one JSON-RPC message.  It skips
+ * nested values structurally (strings with escapes, brackets) and never
+ * builds anything. */
+typedef struct {
+  const char *p;
+  const char *end;
+} load_scan;
+
+static void scan_ws(load_scan *s) {
+  while (s->p < s->end &&
+         (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+    s->p++;
+}
+
+static int scan_string(load_scan *s, const char **start, size_t *len) {
+  const char *q;
+
+  if (s->p >= s->end || *s->p != '"')
+    return -1;
+  q = ++s->p;
+  while (s->p < s->end && *s->p != '"') {
+    if (*s->p == '\\')
+      s->p++;
+    s->p++;
+  }
+  if (s->p >= s->end)
+    return -1;
+  if (start != NULL) {
+    *start = q;
+    *len = s->p - q;
+  }
+  s->p++;
+  return 0;
+}
+
+static int scan_value(load_scan *s) {
+  int depth;
+
+  if (s->p >= s->end)
+    return -1;
+  if (*s->p == '"')
+    return scan_string(s, NULL, NULL);
+  if (*s->p != '{' && *s->p != '[') {
+    while (s->p < s->end && *s->p != ',' && *s->p != '}' && *s->p != ']' &&
+           *s->p != ' ' && *s->p != '\t' && *s->p != '\r' && *s->p != '\n')
+      s->p++;
+    return 0;
+  }
+  depth = 0;
+  while (s->p < s->end) {
+    if (*s->p == '"') {
+      if (scan_string(s, NULL, NULL))
+        return -1;
+      continue;
+    }
+    if (*s->p == '{' || *s->p == '[')
+      depth++;
+    else if (*s->p == '}' || *s->p == ']')
+      depth--;
+    s->p++;
+    if (depth == 0)
+      return 0;
+  }
+  return -1;
+}
+
+static int key_is(const char *k, size_t klen, const char *want) {
+  return klen == strlen(want) && memcmp(k, want, klen) == 0;
+}
+
+typedef struct {
+  const char *id;
+  size_t id_len;
+  int has_method;
+  const char *method;
+  size_t method_len;
+  int has_error;
+  int has_result;
+  int is_error;
+  const char *result;
+  size_t result_len;
+} load_message;
+
+/* Reads the members of an object, calling `member` for each with the scanner
+ * positioned on the value.  `member` must consume the value. */
+static int scan_object(load_scan *s,
+                       int (*member)(load_scan *, const char *, size_t, void *),
+                       void *arg) {
+  const char *k;
+  size_t klen;
+
+  scan_ws(s);
+  if (s->p >= s->end || *s->p != '{')
+    return -1;
+  s->p++;
+  scan_ws(s);
+  if (s->p < s->end && *s->p == '}') {
+    s->p++;
+    return 0;
+  }
+  for (;;) {
+    scan_ws(s);
+    if (scan_string(s, &k, &klen))
+      return -1;
+    scan_ws(s);
+    if (s->p >= s->end || *s->p != ':')
+      return -1;
+    s->p++;
+    scan_ws(s);
+    if (member(s, k, klen, arg))
+      return -1;
+    scan_ws(s);
+    if (s->p >= s->end)
+      return -1;
+    if (*s->p == '}') {
+      s->p++;
+      return 0;
+    }
+    if (*s->p != ',')
+      return -1;
+    s->p++;
+  }
+}
+
+static int result_member(load_scan *s, const char *k, size_t klen, void *arg) {
+  load_message *m;
+
+  m = arg;
+  if (key_is(k, klen, "isError") && s->end - s->p >= 4 &&
+      memcmp(s->p, "true", 4) == 0)
+    m->is_error = 1;
+  return scan_value(s);
+}
+
+static int message_member(load_scan *s, const char *k, size_t klen, void *arg) {
+  load_message *m;
+  const char *start;
+
+  m = arg;
+  start = s->p;
+  if (key_is(k, klen, "result") && s->p < s->end && *s->p == '{') {
+    m->has_result = 1;
+    if (scan_object(s, result_member, m))
+      return -1;
+    m->result = start;
+    m->result_len = s->p - start;
+    return 0;
+  }
+  if (scan_value(s))
+    return -1;
+  if (key_is(k, klen, "id")) {
+    m->id = start;
+    m->id_len = s->p - start;
+  } else if (key_is(k, klen, "method")) {
+    m->has_method = 1;
+    m->method = start;
+    m->method_len = s->p - start;
+  } else if (key_is(k, klen, "error")) {
+    m->has_error = 1;
+  } else if (key_is(k, klen, "result")) {
+    m->has_result = 1;
+    m->result = start;
+    m->result_len = s->p - start;
+  }
+  return 0;
+}
+
+/* Parses a plain decimal id; anything else is an id this driver never
+ * sent. */
+static int64_t parse_id(const char *p, size_t len) {
+  int64_t v;
+  size_t i;
+
+  if (len == 0 || len > 18)
+    return -1;
+  v = 0;
+  for (i = 0; i < len; i++) {
+    if (p[i] < '0' || p[i] > '9')
+      return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  return v;
+}
+
+static void handle_init_response(load_run *r, const char *line, size_t len,
+                                 uint64_t now) {
+  json_tokener *tok;
+  json_object *msg;
+  json_object *result;
+  json_object *version;
+
+  tok = json_tokener_new();
+  if (tok == NULL)
+    fatal("json_tokener_new");
+  msg = json_tokener_parse_ex(tok, line, (int)len);
+  if (msg == NULL || !json_object_object_get_ex(msg, "result", &result) ||
+      !json_object_object_get_ex(result, "protocolVersion", &version) ||
+      !json_object_is_type(version, json_type_string)) {
+    report(r, "bad initialize response", line, len);
+    r->broken = 1;
+  }
+  json_object_put(msg);
+  json_tokener_free(tok);
+  r->init_done = 1;
+  r->init_answered_at = now;
+  r->t_send[0] = 0;
+}
+
+/* Answers a request the server sent us.  The driver declares no client
+ * capabilities, so only ping is legitimate. */
+static void answer_server_request(load_run *r, const load_message *m) {
+  buf_adds(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":");
+  buf_add(&r->out, m->id, m->id_len);
+  if (m->method_len == 6 && memcmp(m->method, "\"ping\"", 6) == 0)
+    buf_adds(&r->out, ",\"result\":{}}\n");
+  else
+    buf_adds(&r->out, ",\"error\":{\"code\":-32601,"
+                      "\"message\":\"Method not found\"}}\n");
+}
+
+static void handle_line(load_run *r, const char *line, size_t len,
+                        uint64_t now) {
+  load_message m;
+  load_scan s;
+  int64_t id;
+
+  if (len > 0 && line[len - 1] == '\r')
+    len--;
+  if (len == 0)
+    return;
+
+  memset(&m, 0, sizeof(m));
+  s.p = line;
+  s.end = line + len;
+  if (scan_object(&s, message_member, &m)) {
+    report(r, "malformed message", line, len);
+    return;
+  }
+
+  if (m.has_method) {
+    if (m.id != NULL)
+      answer_server_request(r, &m);
+    return;
+  }
+
+  id = m.id ? parse_id(m.id, m.id_len) : -1;
+  if (id < 0 || id >= r->next_id || r->t_send[id] == 0) {
+    report(r, "response with an unexpected id", line, len);
+    return;
+  }
+  if (id == 0) {
+    if (m.has_error)
+      r->broken = 1;
+    handle_init_response(r, line, len, now);
+    return;
+  }
+
+  if (r->recording && id >= r->first_measured_id)
+    r->lat[r->nlat++] = now - r->t_send[id];
+  r->t_send[id] = 0;
+  r->outstanding--;
+  r->answered++;
+  r->last_recv = now;
+
+  if (m.has_error)
+    report(r, "error response", line, len);
+  else if (!m.has_result)
+    report(r, "response without result", line, len);
+  else if (m.is_error)
+    report(r, "tool result with isError", line, len);
+  else if (opt.expect != NULL && memmem(m.result, m.result_len, opt.expect,
+                                        strlen(opt.expect)) == NULL)
+    report(r, "result without the expected text", line, len);
+}
+
+static void check_timeout(load_run *r) {
+  if (now_ns() - r->last_progress < (uint64_t)opt.timeout_s * 1000000000u)
+    return;
+  fprintf(stderr, "mcpd-load: %s: no response for %d s\n", run_name(r),
+          opt.timeout_s);
+  r->broken = 1;
+}
+
+/* Reads whatever the server has written (blocking until something arrives)
+ * and handles every complete line.  One timestamp serves the whole chunk:
+ * every response in it had arrived by then. */
+static void read_input(load_run *r) {
+  size_t start;
+  char *nl;
+  ssize_t n;
+  uint64_t now;
+
+  buf_reserve(&r->in, LOAD_READ_CHUNK);
+  n = read(r->from_fd, r->in.base + r->in.len, r->in.cap - r->in.len);
+  if (n < 0) {
+    if (errno != EINTR)
+      fatal("read");
+    check_timeout(r);
+    return;
+  }
+  if (n == 0) {
+    r->eof = 1;
+    r->broken = 1;
+    return;
+  }
+  now = now_ns();
+  r->last_progress = now;
+  r->in.len += n;
+
+  start = 0;
+  while ((nl = memchr(r->in.base + r->in_scanned, '\n',
+                      r->in.len - r->in_scanned)) != NULL) {
+    handle_line(r, r->in.base + start, nl - (r->in.base + start), now);
+    start = nl - r->in.base + 1;
+    r->in_scanned = start;
+  }
+  memmove(r->in.base, r->in.base + start, r->in.len - start);
+  r->in.len -= start;
+  r->in_scanned = r->in.len;
+}
+
+/* Writes what can be written without blocking.  The request pipe is
+ * non-blocking so a server that stops reading cannot deadlock us while it
+ * waits for us to read its replies. */
+static void flush_out(load_run *r) {
+  ssize_t n;
+
+  while (r->out_off < r->out.len) {
+    n = write(r->to_fd, r->out.base + r->out_off, r->out.len - r->out_off);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN)
+        return;
+      if (errno == EPIPE) {
+        fprintf(stderr, "mcpd-load: %s closed its stdin\n", run_name(r));
+        r->broken = 1;
+        r->out.len = r->out_off = 0;
+        return;
+      }
+      fatal("write");
+    }
+    r->out_off += n;
+  }
+  r->out.len = r->out_off = 0;
+}
+
+/* Tops the window up to W requests in flight. */
+static void fill(load_run *r) {
+  int64_t first;
+  int64_t id;
+  uint64_t t;
+
+  if (!r->init_done)
+    return;
+  first = r->next_id;
+  while (r->issued < r->phase_total && r->outstanding < opt.window) {
+    buf_adds(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    buf_add_id(&r->out, r->next_id++);
+    buf_add(&r->out, r->req_suffix, r->req_suffix_len);
+    r->issued++;
+    r->outstanding++;
+  }
+  if (first == r->next_id)
+    return;
+  t = now_ns();
+  for (id = first; id < r->next_id; id++)
+    r->t_send[id] = t;
+  if (r->recording && r->first_send == 0)
+    r->first_send = t;
+}
+
+/* Runs the loop until the current phase is answered or the run breaks. */
+static void pump(load_run *r) {
+  struct pollfd pfd[2];
+
+  while (!r->broken && !(r->init_done && r->answered >= r->phase_total)) {
+    fill(r);
+    flush_out(r);
+    if (r->out_off == r->out.len) {
+      read_input(r);
+      continue;
+    }
+    pfd[0].fd = r->to_fd;
+    pfd[0].events = POLLOUT;
+    pfd[1].fd = r->from_fd;
+    pfd[1].events = POLLIN;
+    if (poll(pfd, 2, -1) < 0) {
+      if (errno != EINTR)
+        fatal("poll");
+      check_timeout(r);
+      continue;
+    }
+    if (pfd[1].revents & (POLLIN | POLLHUP))
+      read_input(r);
+  }
+}
+
+static void spawn_server(load_run *r) {
+  posix_spawn_file_actions_t fa;
+  int in_pipe[2];
+  int out_pipe[2];
+  int err;
+
+  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC))
+    fatal("pipe2");
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
+  if (opt.quiet)
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY,
+                                     0);
+  err = posix_spawnp(&r->pid, r->argv[0], &fa, NULL, r->argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0) {
+    fprintf(stderr, "mcpd-load: cannot run %s: %s\n", r->argv[0],
+            strerror(err));
+    exit(2);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  r->to_fd = in_pipe[1];
+  r->from_fd = out_pipe[0];
+  if (fcntl(r->to_fd, F_SETFL, O_NONBLOCK))
+    fatal("fcntl");
+}
+
+/* Queues initialize and runs until it is answered. */
+static void initialize(load_run *r) {
+  buf_adds(&r->out,
+           "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+           "\"params\":{\"protocolVersion\":\"" LOAD_PROTOCOL_VERSION "\","
+           "\"capabilities\":{},"
+           "\"clientInfo\":{\"name\":\"mcpd-load\",\"version\":\"0.1\"}}}\n");
+  r->t_send[0] = now_ns();
+  r->next_id = 1;
+  r->phase_total = 0;
+  pump(r);
+  if (r->broken)
+    return;
+  buf_adds(&r->out,
+           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+}
+
+static void run_phase(load_run *r, int64_t count, int recording) {
+  r->phase_total = count;
+  r->issued = 0;
+  r->answered = 0;
+  r->recording = recording;
+  if (recording)
+    r->first_measured_id = r->next_id;
+  pump(r);
+}
+
+/* A once-a-second tick interrupts blocking reads (no SA_RESTART) so a
+ * server that hangs is noticed without a poll() per response.  It is off
+ * while stdio runs, which does not retry after EINTR. */
+static void set_tick(int on) {
+  struct itimerval it;
+
+  it.it_interval.tv_sec = on;
+  it.it_interval.tv_usec = 0;
+  it.it_value = it.it_interval;
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Peak resident set of the live server, in KiB, or -1. */
+static long read_vmhwm(pid_t pid) {
+  char path[64];
+  char line[256];
+  FILE *f;
+  long kib;
+
+  set_tick(0);
+  snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+  f = fopen(path, "r");
+  if (f == NULL) {
+    set_tick(1);
+    return -1;
+  }
+  kib = -1;
+  while (fgets(line, sizeof(line), f) != NULL)
+    if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+      break;
+  fclose(f);
+  set_tick(1);
+  return kib;
+}
+
+/* Closes the server's stdin, drains its stdout until EOF, and reaps it.  A
+ * server that does not leave within the timeout is killed.  Returns the
+ * child's ru_maxrss in KiB. */
+static long finish(load_run *r) {
+  struct rusage ru;
+  int status;
+  pid_t got;
+
+  if (r->broken && !r->eof)
+    kill(r->pid, SIGKILL);
+  close(r->to_fd);
+  r->last_progress = now_ns();
+  r->broken = 0;
+  while (!r->eof && !r->broken)
+    read_input(r);
+  if (!r->eof)
+    kill(r->pid, SIGKILL);
+  close(r->from_fd);
+
+  memset(&ru, 0, sizeof(ru));
+  do
+    got = wait4(r->pid, &status, 0, &ru);
+  while (got < 0 && errno == EINTR);
+  if (got < 0)
+    fatal("wait4");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "mcpd-load: %s: server %s %d\n", run_name(r),
+            WIFEXITED(status) ? "exited with status" : "killed by signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    r->errors++;
+  }
+  return ru.ru_maxrss;
+}
+
+/* Forgets everything about the previous spawn, keeping the buffers. */
+static void run_reset(load_run *r) {
+  memset(&r->pid, 0, sizeof(*r) - offsetof(load_run, pid));
+  r->t_send = r->t_send_base;
+  r->lat = r->lat_base;
+  r->in = r->in_base;
+  r->out = r->out_base;
+  r->in.len = 0;
+  r->out.len = 0;
+  r->last_progress = now_ns();
+}
+
+/* Hands the buffers, which may have grown, back for the next spawn. */
+static void run_keep(load_run *r) {
+  r->in_base = r->in;
+  r->out_base = r->out;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x;
+  uint64_t y;
+
+  x = *(const uint64_t *)a;
+  y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array, in microseconds. */
+static double pct_us(const uint64_t *v, size_t n, double p) {
+  size_t i;
+
+  if (n == 0)
+    return 0;
+  i = (size_t)(p * n + 0.999999);
+  if (i > 0)
+    i--;
+  if (i >= n)
+    i = n - 1;
+  return v[i] / 1000.0;
+}
+
+/* Runs `count` measured requests against one server, adding the time from
+ * its first write to its last response to the server's busy time. */
+static void run_chunk(load_run *r, int64_t count) {
+  uint64_t busy;
+
+  r->first_send = 0;
+  run_phase(r, count, 1);
+  if (r->first_send == 0 || r->last_recv <= r->first_send)
+    return;
+  busy = r->last_recv - r->first_send;
+  r->busy_ns += busy;
+  r->chunk_rate[r->nchunks++] = count / (busy / 1e9);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x;
+  double y;
+
+  x = *(const double *)a;
+  y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median rate over chunks shrugs off a stall that hit one chunk; the
+ * overall rate does not. */
+static double median_chunk_rate(load_run *r) {
+  if (r->nchunks == 0)
+    return 0;
+  qsort(r->chunk_rate, r->nchunks, sizeof(*r->chunk_rate), cmp_double);
+  if (r->nchunks % 2)
+    return r->chunk_rate[r->nchunks / 2];
+  return (r->chunk_rate[r->nchunks / 2 - 1] + r->chunk_rate[r->nchunks / 2]) /
+         2;
+}
+
+/* Counts what a broken server still owed, then reaps it. */
+static void close_server(load_run *r) {
+  int64_t missing;
+
+  missing = r->outstanding + (r->init_done ? 0 : 1);
+  if (r->broken && missing > 0) {
+    fprintf(stderr, "mcpd-load: %s: %" PRId64 " responses missing\n",
+            run_name(r), missing);
+    r->errors += missing;
+  }
+  if (r->broken && r->errors == 0)
+    r->errors = 1;
+  r->hwm_kib = read_vmhwm(r->pid);
+  r->maxrss_kib = finish(r);
+  run_keep(r);
+}
+
+/* With two servers the measured requests go out in chunks, alternating
+ * A B B A A B ..., so that whatever else the machine is doing falls on both
+ * alike and neither always goes first. */
+static int run_load(load_run *servers, int count) {
+  load_run *r;
+  int64_t done;
+  int64_t c;
+  int64_t errors;
+  int broken;
+  int k;
+  int i;
+
+  broken = 0;
+  for (i = 0; i < count && !broken; i++) {
+    r = &servers[i];
+    r->t_send_base = calloc(1 + opt.warmup + opt.n, sizeof(*r->t_send));
+    r->lat_base = calloc(opt.n, sizeof(*r->lat));
+    r->chunk_rate = calloc(opt.n / opt.chunk + 1, sizeof(*r->chunk_rate));
+    if (r->t_send_base == NULL || r->lat_base == NULL || r->chunk_rate == NULL)
+      fatal("calloc");
+    run_reset(r);
+    spawn_server(r);
+    initialize(r);
+    if (!r->broken && opt.warmup > 0)
+      run_phase(r, opt.warmup, 0);
+    broken = r->broken;
+  }
+
+  for (done = 0, k = 0; done < opt.n && !broken; done += c, k++) {
+    c = opt.n - done < opt.chunk ? opt.n - done : opt.chunk;
+    for (i = 0; i < count && !broken; i++) {
+      r = &servers[k % 2 == 0 ? i : count - 1 - i];
+      run_chunk(r, c);
+      broken = r->broken;
+    }
+  }
+
+  for (i = 0; i < count; i++)
+    if (servers[i].pid != 0)
+      close_server(&servers[i]);
+  set_tick(0);
+
+  errors = 0;
+  for (i = 0; i < count; i++) {
+    r = &servers[i];
+    qsort(r->lat, r->nlat, sizeof(*r->lat), cmp_u64);
+    printf("label=%s server=%d method=%s n=%" PRId64 " w=%" PRId64
+           " calls_per_s=%.1f median_chunk_per_s=%.1f p50_us=%.1f"
+           " p99_us=%.1f max_us=%.1f rss_kib=%ld maxrss_kib=%ld"
+           " errors=%" PRId64 "\n",
+           opt.label ? opt.label : "-", r->index, opt.method, opt.n, opt.window,
+           r->busy_ns > 0 ? r->nlat / (r->busy_ns / 1e9) : 0.0,
+           median_chunk_rate(r), pct_us(r->lat, r->nlat, 0.50),
+           pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 1.0),
+           r->hwm_kib, r->maxrss_kib, r->errors);
+    errors += r->errors;
+    free(r->t_send_base);
+    free(r->lat_base);
+    free(r->chunk_rate);
+    free(r->in.base);
+    free(r->out.base);
+    free(r->req_suffix);
+  }
+  fflush(stdout);
+  return errors ? 1 : 0;
+}
+
+/* Spawns each server R times, alternating as run_load() does, and times
+ * spawn to initialize answered. */
+static int run_startup(load_run *servers, int count) {
+  uint64_t *times[2];
+  int64_t errors[2];
+  int64_t total;
+  load_run *r;
+  uint64_t t0;
+  int i;
+  int j;
+
+  for (i = 0; i < count; i++) {
+    times[i] = calloc(opt.startup, sizeof(*times[i]));
+    servers[i].t_send_base = calloc(1, sizeof(*servers[i].t_send_base));
+    if (times[i] == NULL || servers[i].t_send_base == NULL)
+      fatal("calloc");
+    errors[i] = 0;
+  }
+
+  for (i = 0; i < opt.startup; i++) {
+    for (j = 0; j < count; j++) {
+      r = &servers[i % 2 == 0 ? j : count - 1 - j];
+      run_reset(r);
+      t0 = now_ns();
+      spawn_server(r);
+      initialize(r);
+      if (r->broken || !r->init_done) {
+        fprintf(stderr, "mcpd-load: %s: initialize not answered\n",
+                run_name(r));
+        r->errors++;
+      }
+      times[r->index - 1][i] = r->init_done ? r->init_answered_at - t0 : 0;
+      finish(r);
+      run_keep(r);
+      errors[r->index - 1] += r->errors;
+    }
+  }
+  set_tick(0);
+
+  total = 0;
+  for (i = 0; i < count; i++) {
+    qsort(times[i], opt.startup, sizeof(*times[i]), cmp_u64);
+    printf("label=%s server=%d startup_runs=%d startup_p50_us=%.1f"
+           " startup_max_us=%.1f errors=%" PRId64 "\n",
+           opt.label ? opt.label : "-", i + 1, opt.startup,
+           pct_us(times[i], opt.startup, 0.50),
+           pct_us(times[i], opt.startup, 1.0), errors[i]);
+    total += errors[i];
+    free(times[i]);
+    free(servers[i].t_send_base);
+    free(servers[i].in.base);
+    free(servers[i].out.base);
+    free(servers[i].req_suffix);
+  }
+  fflush(stdout);
+  return total ? 1 : 0;
+}
+
+/* Builds the part of every request that follows the id, checking --args. */
+static void build_request(load_run *r, const char *tool, const char *args) {
+  json_object *a;
+  json_object *name;
+  load_buf b;
+
+  memset(&b, 0, sizeof(b));
+  buf_adds(&b, ",\"method\":");
+  name = json_object_new_string(opt.method);
+  buf_adds(&b, json_object_to_json_string_ext(name, JSON_C_TO_STRING_PLAIN));
+  json_object_put(name);
+  if (strcmp(opt.method, "tools/call") == 0) {
+    a = json_tokener_parse(args);
+    if (a == NULL || !json_object_is_type(a, json_type_object)) {
+      fprintf(stderr, "mcpd-load: --args is not a JSON object: %s\n", args);
+      exit(2);
+    }
+    name = json_object_new_string(tool);
+    buf_adds(&b, ",\"params\":{\"name\":");
+    buf_adds(&b, json_object_to_json_string_ext(name, JSON_C_TO_STRING_PLAIN));
+    buf_adds(&b, ",\"arguments\":");
+    buf_adds(&b,
+             json_object_to_json_string_ext(
+                 a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    buf_adds(&b, "}");
+    json_object_put(name);
+    json_object_put(a);
+  }
+  buf_adds(&b, "}\n");
+  r->req_suffix = b.base;
+  r->req_suffix_len = b.len;
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  alarm_ticks++;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: mcpd-load [options] -- SERVER [ARGS...] [--vs SERVER2 "
+          "[ARGS...]]\n"
+          "  -n N               measured requests (default 10000)\n"
+          "  -w W               requests kept in flight (default 1)\n"
+          "  --method M         ping or tools/call (default ping)\n"
+          "  --tool NAME        tool for tools/call (default echo)\n"
+          "  --tool-vs NAME     tool for the --vs server (default --tool)\n"
+          "  --args JSON        tool arguments (default {\"text\":\"hello\"})\n"
+          "  --expect TEXT      every result must contain TEXT\n"
+          "  --warmup K         unmeasured requests first (default 1000)\n"
+          "  --label L          label for the output line\n"
+          "  --startup R        time spawn to initialize answered, R times\n"
+          "  --chunk C          with --vs, requests per turn (default 2000)\n"
+          "  --timeout S        seconds without a response before giving up"
+          " (default 10)\n"
+          "  -q, --quiet        send the server's stderr to /dev/null\n"
+          "With --vs, both servers run interleaved, one line each.\n"
+          "Prints one line of key=value pairs per server; exits 1 on any "
+          "error.\n");
+}
+
+static int64_t parse_count(const char *s, const char *what, int64_t min) {
+  char *end;
+  long long v;
+
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  if (errno || *end != '\0' || v < min) {
+    fprintf(stderr, "mcpd-load: bad %s: %s\n", what, s);
+    exit(2);
+  }
+  return v;
+}
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"method", required_argument, NULL, 'm'},
+      {"tool", required_argument, NULL, 't'},
+      {"tool-vs", required_argument, NULL, 'V'},
+      {"args", required_argument, NULL, 'a'},
+      {"expect", required_argument, NULL, 'e'},
+      {"warmup", required_argument, NULL, 'k'},
+      {"label", required_argument, NULL, 'l'},
+      {"startup", required_argument, NULL, 's'},
+      {"chunk", required_argument, NULL, 'c'},
+      {"timeout", required_argument, NULL, 'T'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  load_run servers[2];
+  struct sigaction sa;
+  const char *tool;
+  const char *tool_vs;
+  int count;
+  int i;
+  const char *args;
+  int c;
+
+  opt.n = 10000;
+  opt.window = 1;
+  opt.warmup = 1000;
+  opt.timeout_s = 10;
+  opt.method = "ping";
+  tool = "echo";
+  tool_vs = NULL;
+  args = "{\"text\":\"hello\"}";
+
+  while ((c = getopt_long(argc, argv, "+n:w:qh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'n':
+      opt.n = parse_count(optarg, "-n", 1);
+      break;
+    case 'w':
+      opt.window = parse_count(optarg, "-w", 1);
+      break;
+    case 'm':
+      opt.method = optarg;
+      break;
+    case 't':
+      tool = optarg;
+      break;
+    case 'V':
+      tool_vs = optarg;
+      break;
+    case 'a':
+      args = optarg;
+      break;
+    case 'e':
+      opt.expect = optarg;
+      break;
+    case 'k':
+      opt.warmup = parse_count(optarg, "--warmup", 0);
+      break;
+    case 'l':
+      opt.label = optarg;
+      break;
+    case 's':
+      opt.startup = (int)parse_count(optarg, "--startup", 1);
+      break;
+    case 'c':
+      opt.chunk = parse_count(optarg, "--chunk", 1);
+      break;
+    case 'T':
+      opt.timeout_s = (int)parse_count(optarg, "--timeout", 1);
+      break;
+    case 'q':
+      opt.quiet = 1;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (optind >= argc) {
+    usage(stderr);
+    return 2;
+  }
+
+  /* The first server's command runs up to "--vs", the second's after it. */
+  memset(servers, 0, sizeof(servers));
+  servers[0].argv = argv + optind;
+  servers[0].index = 1;
+  count = 1;
+  for (i = optind; i < argc; i++) {
+    if (strcmp(argv[i], "--vs") == 0) {
+      argv[i] = NULL;
+      if (i == optind || i + 1 >= argc) {
+        usage(stderr);
+        return 2;
+      }
+      servers[1].argv = argv + i + 1;
+      servers[1].index = 2;
+      count = 2;
+      break;
+    }
+  }
+  if (opt.chunk == 0)
+    opt.chunk = count == 2 ? 2000 : opt.n;
+  build_request(&servers[0], tool, args);
+  build_request(&servers[1], tool_vs ? tool_vs : tool, args);
+
+  /* A dead server must show up as EPIPE, not kill the driver. */
+  signal(SIGPIPE, SIG_IGN);
+
+  /* No SA_RESTART: the tick must interrupt a blocking read. */
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_alarm;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  set_tick(1);
+
+  if (opt.startup > 0)
+    return run_startup(servers, count);
+  return run_load(servers, count);
+}

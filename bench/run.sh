@@ -1,0 +1,235 @@
+#!/bin/sh
+# run.sh -- measure mcpd against the floor server, in one run.
+#
+# usage: bench/run.sh BUILDDIR SRCDIR   (what `make bench` does)
+#
+# The machine is shared and noisy, so no figure stands alone: mcpd-load runs
+# mcpd and the floor side by side in one invocation, taking turns of a few
+# thousand calls, each invocation is repeated, and the table shows medians.
+# It is a benchmark, not a test: a missed target still exits 0; only a broken
+# run (an error response, a missing response, a crash) exits nonzero.
+#
+# Environment knobs: BENCH_REPS (default 7), BENCH_N (default 20000),
+# BENCH_VERBOSE=1 to print every raw mcpd-load line.
+
+set -u
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BUILDDIR SRCDIR" >&2
+  exit 2
+fi
+builddir=$1
+srcdir=$2
+reps=${BENCH_REPS:-7}
+n=${BENCH_N:-20000}
+
+mcpd=$builddir/src/mcpd
+echo_so=$builddir/plugins/.libs/echo.so
+many_so=$builddir/tests/plugins/.libs/many.so
+floor=$builddir/bench/floor
+load=$builddir/bench/mcpd-load
+
+for f in "$mcpd" "$echo_so" "$floor" "$load"; do
+  if [ ! -f "$f" ]; then
+    echo "run.sh: $f is missing; run \`make bench\`" >&2
+    exit 1
+  fi
+done
+
+# mcpd refuses plugin directories and files that group or others can write,
+# so everything private lives under a 0700 directory made with umask 077.
+umask 077
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-bench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+mkdir "$tmp/echo" "$tmp/none" "$tmp/many"
+cp "$echo_so" "$tmp/echo/echo.so"
+have_many=no
+if [ -f "$many_so" ]; then
+  have_many=yes
+  cp "$many_so" "$tmp/many/many.so"
+  echo '{"plugins":{"many":{"count":10}}}' > "$tmp/many10.json"
+  echo '{"plugins":{"many":{"count":10000}}}' > "$tmp/many10000.json"
+fi
+rev=$(git -C "$srcdir" describe --always --dirty 2>/dev/null || echo unknown)
+printf 'mcpd bench: revision %s, %d calls per run, %d repetitions\n' \
+  "$rev" "$n" "$reps"
+
+results=$tmp/results
+: > "$results"
+broke=0
+
+# measure KEY REP WHO1 WHO2 MCPD-LOAD-ARGS... -- SERVER1... --vs SERVER2...
+# mcpd-load runs both servers interleaved and prints a line for each; this
+# appends them to the results as "KEY WHO REP key=value...".
+measure() {
+  key=$1 rep=$2 who1=$3 who2=$4
+  shift 4
+  if ! out=$("$load" --label "$key" "$@"); then
+    echo "run.sh: $key (repetition $rep) reported errors" >&2
+    broke=1
+  fi
+  [ "${BENCH_VERBOSE:-0}" = 1 ] && echo "$out" >&2
+  echo "$out" | while read -r line; do
+    case $line in
+      *" server=1 "*) echo "$key $who1 $rep $line" ;;
+      *" server=2 "*) echo "$key $who2 $rep $line" ;;
+    esac
+  done >> "$results"
+}
+
+rep=1
+while [ "$rep" -le "$reps" ]; do
+  printf 'run.sh: repetition %d of %d\n' "$rep" "$reps" >&2
+  for w in 1 64; do
+    measure "ping-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
+      -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
+      --vs "$floor"
+    measure "echo-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
+      --method tools/call --tool echo --args '{"text":"hello"}' \
+      --expect '"hello"' \
+      -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
+      --vs "$floor"
+  done
+  # No floor here: this run only measures mcpd's footprint with no plugins.
+  measure ping-bare "$rep" mcpd - -n "$n" -w 64 \
+    -- "$mcpd" --plugins "$tmp/none" --no-watch --log-level error
+  measure startup "$rep" mcpd floor --startup 50 \
+    -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
+    --vs "$floor"
+  if [ "$have_many" = yes ]; then
+    # Each call names the last tool registered, the one a linear lookup
+    # would find last.
+    measure tools "$rep" 10000 10 -n 5000 -w 1 --method tools/call \
+      --tool t9999 --tool-vs t9 --args '{"text":"hello"}' --expect '"hello"' \
+      -- "$mcpd" --plugins "$tmp/many" --config "$tmp/many10000.json" \
+      --no-watch --log-level error \
+      --vs "$mcpd" --plugins "$tmp/many" --config "$tmp/many10.json" \
+      --no-watch --log-level error
+  fi
+  rep=$((rep + 1))
+done
+
+# Every figure is a median over the repetitions; a ratio is the median of
+# the per-repetition ratios, so each one compares measurements taken seconds
+# apart.  Peak RSS is the largest seen, since a peak is what it promises.
+awk -v have_many="$have_many" '
+function val(line, k,    i, nf, kv) {
+  nf = split(line, kv, " ")
+  for (i = 1; i <= nf; i++)
+    if (index(kv[i], k "=") == 1)
+      return substr(kv[i], length(k) + 2) + 0
+  return -1
+}
+function median(list,    a, m, i, j, t) {
+  m = split(list, a, " ")
+  if (m == 0)
+    return -1
+  for (i = 2; i <= m; i++)
+    for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+      t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+    }
+  return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+function add(name, v) {
+  if (v <= 0)
+    return
+  lists[name] = lists[name] (name in lists ? " " : "") v
+}
+function div(a, b) {
+  return a > 0 && b > 0 ? a / b : -1
+}
+function keep_max(name, v) {
+  if (!(name in peak) || v > peak[name])
+    peak[name] = v
+}
+{
+  key = $1; who = $2; rep = $3 + 0
+  line = $0
+  rate[key, who, rep] = val(line, "median_chunk_per_s")
+  p50[key, who, rep] = val(line, "p50_us")
+  if (key == "startup")
+    add(key SUBSEP who, val(line, "startup_p50_us"))
+  else
+    add(key SUBSEP who, val(line, "median_chunk_per_s"))
+  rss = val(line, "rss_kib")
+  if (key == "ping-bare")
+    keep_max("bare", rss)
+  else if (key ~ /^ping/)
+    keep_max("ping" SUBSEP who, rss)
+  else if (key ~ /^echo/)
+    keep_max("echo" SUBSEP who, rss)
+  if (rep > reps)
+    reps = rep
+}
+function ratio_list(key, field, a, b,    r, list, x, y) {
+  list = ""
+  for (r = 1; r <= reps; r++) {
+    if (field == "rate") {
+      x = rate[key, a, r]; y = rate[key, b, r]
+    } else {
+      x = p50[key, a, r]; y = p50[key, b, r]
+    }
+    if (x > 0 && y > 0)
+      list = list (list == "" ? "" : " ") div(x, y)
+  }
+  return median(list)
+}
+function row(metric, m, f, ratio, target, ok) {
+  printf "%-34s %10s %10s %6.2f  %-9s %s\n", metric, m, f, ratio, target, \
+    ok ? "PASS" : "MISS"
+}
+function rate_row(metric, key, goal,    m, f, q) {
+  m = median(lists[key SUBSEP "mcpd"])
+  f = median(lists[key SUBSEP "floor"])
+  q = ratio_list(key, "rate", "mcpd", "floor")
+  row(metric, sprintf("%.0f", m), sprintf("%.0f", f), q, ">=" goal, \
+    q >= goal)
+}
+END {
+  printf "%-34s %10s %10s %6s  %-9s %s\n", "metric", "mcpd", "floor", \
+    "ratio", "target", "result"
+  rate_row("ping calls/s, 1 in flight", "ping-w1", 0.95)
+  rate_row("ping calls/s, 64 in flight", "ping-w64", 0.8)
+  rate_row("echo calls/s, 1 in flight", "echo-w1", 0.95)
+  rate_row("echo calls/s, 64 in flight", "echo-w64", 0.8)
+
+  m = peak["echo" SUBSEP "mcpd"]; f = peak["echo" SUBSEP "floor"]
+  row("peak RSS KiB, echo calls", m, f, div(m, f), "<=2253", \
+    m > 0 && m <= 2253)
+  m = peak["bare"]; f = peak["ping" SUBSEP "floor"]
+  row("peak RSS KiB, ping, no plugins", m, f, div(m, f), "<=2048", \
+    m > 0 && m <= 2048)
+
+  m = median(lists["startup" SUBSEP "mcpd"])
+  f = median(lists["startup" SUBSEP "floor"])
+  row("start to initialize, p50 us", sprintf("%.0f", m), sprintf("%.0f", f), \
+    div(m, f), "<=2000", m > 0 && m <= 2000)
+
+  if (have_many == "yes") {
+    q = ratio_list("tools", "p50", "10000", "10")
+    printf "%-34s %10s %10s %6.2f  %-9s %s\n", \
+      "echo p50 us, 10000 tools vs 10", \
+      sprintf("%.1f", median(p50list("10000"))), \
+      sprintf("%.1f", median(p50list("10"))), q, "<=1.2", \
+      q > 0 && q <= 1.2 ? "PASS" : "MISS"
+    print "(tools row: both columns are mcpd, with 10000 and with 10 tools)"
+  } else {
+    printf "%-34s %10s\n", "echo p50 us, 10000 tools vs 10", \
+      "skipped: tests/plugins/many.so not built"
+  }
+}
+function p50list(who,    r, list) {
+  list = ""
+  for (r = 1; r <= reps; r++)
+    if (p50["tools", who, r] > 0)
+      list = list (list == "" ? "" : " ") p50["tools", who, r]
+  return list
+}
+' "$results"
+
+if [ "$broke" -ne 0 ]; then
+  echo "run.sh: some runs reported errors; the figures above are suspect" >&2
+  exit 1
+fi
+exit 0

@@ -1,0 +1,98 @@
+#!/bin/sh
+# Builds examples/hello out of tree, the way a plugin author would: install
+# mcpd into a staging directory, compile hello.c with nothing but
+# `pkg-config --cflags --libs mcpd`, then call the tool through the built
+# mcpd and look for the greeting.
+#
+# Environment (exported by tests/e2e.mk under `make check`):
+#   MCPD_BUILDDIR  top build directory (default: the current directory)
+#   MCPD_SRCDIR    top source directory (default: found from this script)
+#   PKG_CONFIG     the pkg-config program (default: pkg-config)
+#
+# Exit 0 on success, 1 on failure, 77 (skipped) when pkg-config is missing.
+
+builddir=${MCPD_BUILDDIR:-$(pwd)}
+srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+MAKE=${MAKE:-make}
+
+log=
+fail() {
+  echo "oot-test: $*" >&2
+  if [ -n "$log" ] && [ -f "$log" ]; then
+    sed 's/^/  | /' "$log" >&2
+  fi
+  exit 1
+}
+
+command -v "$PKG_CONFIG" >/dev/null 2>&1 || {
+  echo "oot-test: $PKG_CONFIG not found; skipping" >&2
+  exit 77
+}
+[ -x "$builddir/src/mcpd" ] || fail "$builddir/src/mcpd is not built"
+
+# mcpd refuses plugin directories and files that others can write, and a
+# private umask keeps everything below 0700 without extra chmods.
+umask 077
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-oot.XXXXXX") || fail "mktemp failed"
+trap 'rm -rf "$tmp"' 0
+trap 'exit 1' HUP INT TERM
+
+# The parent make's flags (jobserver descriptors, -k, ...) do not belong to
+# these independent makes.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
+log=$tmp/install.log
+"$MAKE" -C "$builddir" install DESTDIR="$tmp/root" >"$log" 2>&1 ||
+  fail "make install DESTDIR=$tmp/root failed"
+
+pc=$(find "$tmp/root" -name mcpd.pc | head -n 1)
+[ -n "$pc" ] || fail "make install did not install mcpd.pc"
+
+# The staged mcpd.pc still names the final prefix.  Rewriting just its
+# includedir is precise: PKG_CONFIG_SYSROOT_DIR or --define-variable=prefix
+# would also move json-c's paths, which are not under the staging root.
+includedir=$(PKG_CONFIG_PATH=$(dirname "$pc") "$PKG_CONFIG" \
+  --variable=includedir mcpd) || fail "$pc does not parse"
+{
+  mkdir "$tmp/pc" &&
+    sed "s|^includedir=.*|includedir=$tmp/root$includedir|" "$pc" \
+      >"$tmp/pc/mcpd.pc"
+} || fail "cannot rewrite $pc"
+PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export PKG_CONFIG_PATH
+
+cflags=$("$PKG_CONFIG" --cflags mcpd) || fail "pkg-config --cflags mcpd failed"
+case $cflags in
+  *"-I$tmp/root"*) ;;
+  *) fail "pkg-config --cflags mcpd does not point into the staging root: $cflags" ;;
+esac
+
+{
+  mkdir "$tmp/build" "$tmp/plugins" &&
+    cp "$srcdir/examples/hello/hello.c" "$srcdir/examples/hello/Makefile" \
+      "$tmp/build/"
+} || fail "cannot copy examples/hello"
+log=$tmp/build.log
+"$MAKE" -C "$tmp/build" PKG_CONFIG="$PKG_CONFIG" >"$log" 2>&1 ||
+  fail "building hello.so out of tree failed"
+
+# The .pc's -fvisibility=hidden must leave exactly one dynamic symbol.
+if command -v nm >/dev/null 2>&1; then
+  syms=$(nm -D --defined-only "$tmp/build/hello.so" 2>/dev/null |
+    awk '{ print $NF }' | tr '\n' ' ')
+  [ "$syms" = "mcpd_plugin " ] ||
+    fail "hello.so exports '$syms', expected only mcpd_plugin"
+fi
+
+cp "$tmp/build/hello.so" "$tmp/plugins/" || fail "cannot copy hello.so"
+log=$tmp/mcpd.log
+out=$("$builddir/src/mcpd" --plugins "$tmp/plugins" --call hello \
+  --args '{"name":"World"}' 2>"$log") ||
+  fail "mcpd --call hello exited with status $?; stdout: $out"
+case $out in
+  *"Hello, World!"*) ;;
+  *) fail "mcpd --call hello printed '$out', expected 'Hello, World!'" ;;
+esac
+echo "oot-test: hello.so built out of tree and answered: $out"
+exit 0

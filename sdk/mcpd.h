@@ -1,0 +1,346 @@
+/* mcpd.h -- the plugin SDK for mcpd, the MCP server host.
+ *
+ * A plugin is a shared object that exports exactly one symbol, `mcpd_plugin`,
+ * a const mcpd_plugin_descriptor filled with MCPD_PLUGIN_DEFINE().  The host
+ * reads the descriptor, checks its ABI numbers and size, validates its tables
+ * and only then calls init().  Everything the plugin offers -- tools,
+ * resources, resource templates, prompts -- is described by static const
+ * tables, each closed by a zeroed sentinel, so the host can list them without
+ * running plugin code.
+ *
+ * This header is self-contained: it needs the C standard headers and json-c.
+ * Arguments arrive as json-c objects and results are built through the host
+ * API table (struct mcpd_host) handed to init().  A plugin links against
+ * nothing but json-c; the host binary exports no symbols.
+ *
+ * ABI STABILITY POLICY
+ *
+ *   MCPD_ABI_MAJOR changes only when an existing field or function changes
+ *   meaning or position.  The host refuses a plugin whose major differs.
+ *   MCPD_ABI_MINOR grows when fields are appended to a struct or functions to
+ *   the host table.  The host loads plugins whose minor is <= its own and reads
+ *   a trailing field only when the plugin's `size` covers it.  A plugin that
+ *   wants a host function added in a later minor MUST check
+ *   `host->size > offsetof(struct mcpd_host, that_function)` first.
+ *   Members are never removed or reordered within a major; reserved slots must
+ *   be zero.  These numbers are independent of the package version.
+ *
+ * OWNERSHIP, in one paragraph
+ *
+ *   Every `const char *` and table in a descriptor is owned by the plugin and
+ *   MUST stay valid while the plugin is loaded (string literals and static
+ *   tables are the intended use).  `json_object *` arguments passed to a
+ *   callback are borrowed: valid until the callback returns (for asynchronous
+ *   tools, until mcpd_host.complete()), and the plugin takes a reference with
+ *   json_object_get() if it needs them longer.  A `json_object *` handed TO the
+ *   host is always consumed by the host, also on error.  Error text written to
+ *   `*errmsg` MUST come from mcpd_host.mprintf(); the host frees it.  Memory
+ *   the plugin allocates with malloc() is never freed by the host.
+ */
+#ifndef MCPD_H
+#define MCPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCPD_ABI_MAJOR 1
+#define MCPD_ABI_MINOR 0
+
+/* The name of the one symbol a plugin exports. */
+#define MCPD_PLUGIN_SYMBOL "mcpd_plugin"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MCPD_EXPORT __attribute__((visibility("default")))
+#define MCPD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MCPD_EXPORT
+#define MCPD_PRINTF(f, a)
+#endif
+
+/* Return codes of plugin callbacks and host functions. */
+#define MCPD_OK 0
+#define MCPD_ERROR (-1)
+
+/* Opaque handles owned by the host.
+ *
+ * mcpd_self  -- one loaded instance of a plugin; given to init() and valid
+ *               until fini() returns.
+ * mcpd_call  -- one tool call, resource read or prompt get in flight; valid
+ *               from the callback's start until the call completes (the
+ *               callback returns, or mcpd_host.complete() for asynchronous
+ *               tools).  After completion the plugin MUST NOT touch it. */
+typedef struct mcpd_self mcpd_self;
+typedef struct mcpd_call mcpd_call;
+
+/* Where a tool's callback runs. */
+typedef enum mcpd_exec {
+  /* On a libuv thread-pool worker (the default): a slow tool never delays
+   * other requests.  The callback MUST be thread-safe with respect to the
+   * plugin's own state. */
+  MCPD_EXEC_POOL = 0,
+  /* On the event loop thread.  For tools that finish in microseconds (echo,
+   * arithmetic): no thread hop.  MUST NOT block. */
+  MCPD_EXEC_INLINE = 1,
+  /* The callback starts work (on the loop thread) and returns at once; the
+   * plugin later calls mcpd_host.complete() from any thread. */
+  MCPD_EXEC_ASYNC = 2
+} mcpd_exec;
+
+/* Tri-state tool hints: zero means "not stated". */
+#define MCPD_HINT_UNSET 0
+#define MCPD_HINT_TRUE 1
+#define MCPD_HINT_FALSE (-1)
+
+/* Log levels, RFC 5424 order as MCP uses them. */
+typedef enum mcpd_log_level {
+  MCPD_LOG_DEBUG = 0,
+  MCPD_LOG_INFO,
+  MCPD_LOG_NOTICE,
+  MCPD_LOG_WARNING,
+  MCPD_LOG_ERROR,
+  MCPD_LOG_CRITICAL,
+  MCPD_LOG_ALERT,
+  MCPD_LOG_EMERGENCY
+} mcpd_log_level;
+
+/* A tool callback.  `arguments` is the validated "arguments" object (never
+ * NULL: an absent one arrives as an empty object), borrowed.  `state` is what
+ * init() stored.  Build the result on `call` with the host's result_*
+ * functions, then return MCPD_OK.  Returning MCPD_ERROR without having built
+ * anything yields a JSON-RPC internal error; a callback that returns MCPD_OK
+ * but built nothing also gets one.  Tool failures the model should see are
+ * results: use mcpd_host.result_error().  For MCPD_EXEC_ASYNC tools the
+ * return value only says whether the work started (MCPD_ERROR: it did not,
+ * and complete() MUST NOT be called). */
+typedef int (*mcpd_tool_cb)(mcpd_call *call, json_object *arguments,
+                            void *state);
+
+/* Reads a resource: add contents with result_resource_text/blob.
+ * `uri` is borrowed.  (Declared and validated from ABI 1.0.) */
+typedef int (*mcpd_read_cb)(mcpd_call *call, const char *uri, void *state);
+
+/* Renders a prompt.  `arguments` is an object of strings, borrowed.
+ * (Declared and validated from ABI 1.0; the builders that serve prompts are
+ * appended to mcpd_host in a later minor.) */
+typedef int (*mcpd_prompt_cb)(mcpd_call *call, json_object *arguments,
+                              void *state);
+
+/* Completes an argument value (served in a later minor, like prompts). */
+typedef int (*mcpd_complete_cb)(mcpd_call *call, const char *argument,
+                                const char *value, json_object *context,
+                                void *state);
+
+typedef struct mcpd_tool {
+  /* REQUIRED.  1..64 characters of [A-Za-z0-9_.-], unique across all
+   * plugins the host has loaded. */
+  const char *name;
+  /* OPTIONAL human-readable name. */
+  const char *title;
+  /* SHOULD be set: what the tool does, for the model. */
+  const char *description;
+  /* OPTIONAL JSON Schema text for "arguments"; its root MUST be an object
+   * schema ("type": "object").  NULL means {"type":"object"}.  The host
+   * parses it at load and validates every call's arguments against it
+   * before the callback runs. */
+  const char *input_schema;
+  /* OPTIONAL JSON Schema text for structuredContent (root "type":"object").
+   * A tool that declares it MUST return structured content. */
+  const char *output_schema;
+  /* REQUIRED. */
+  mcpd_tool_cb call;
+  /* mcpd_exec; zero is MCPD_EXEC_POOL. */
+  int exec;
+  /* MCPD_HINT_* values for the MCP tool annotations. */
+  signed char read_only_hint;
+  signed char destructive_hint;
+  signed char idempotent_hint;
+  signed char open_world_hint;
+  /* Reserved for growth; MUST be zero. */
+  void *reserved[4];
+} mcpd_tool;
+
+typedef struct mcpd_resource {
+  const char *uri;         /* REQUIRED, RFC 3986 */
+  const char *name;        /* REQUIRED */
+  const char *title;       /* OPTIONAL */
+  const char *description; /* OPTIONAL */
+  const char *mime_type;   /* OPTIONAL */
+  mcpd_read_cb read;       /* REQUIRED */
+  void *reserved[4];
+} mcpd_resource;
+
+typedef struct mcpd_resource_template {
+  const char *uri_template; /* REQUIRED, RFC 6570 */
+  const char *name;         /* REQUIRED */
+  const char *title;        /* OPTIONAL */
+  const char *description;  /* OPTIONAL */
+  const char *mime_type;    /* OPTIONAL */
+  mcpd_read_cb read;        /* REQUIRED */
+  mcpd_complete_cb complete; /* OPTIONAL */
+  void *reserved[4];
+} mcpd_resource_template;
+
+typedef struct mcpd_prompt_argument {
+  const char *name;        /* REQUIRED */
+  const char *title;       /* OPTIONAL */
+  const char *description; /* OPTIONAL */
+  int required;            /* nonzero: the client must supply it */
+} mcpd_prompt_argument;
+
+typedef struct mcpd_prompt {
+  const char *name;        /* REQUIRED, same rules as tool names */
+  const char *title;       /* OPTIONAL */
+  const char *description; /* OPTIONAL */
+  /* OPTIONAL array closed by a zeroed sentinel. */
+  const mcpd_prompt_argument *arguments;
+  mcpd_prompt_cb get;        /* REQUIRED */
+  mcpd_complete_cb complete; /* OPTIONAL */
+  void *reserved[4];
+} mcpd_prompt;
+
+/* Sentinels that close each table. */
+#define MCPD_TOOL_END {0}
+#define MCPD_RESOURCE_END {0}
+#define MCPD_RESOURCE_TEMPLATE_END {0}
+#define MCPD_PROMPT_END {0}
+#define MCPD_PROMPT_ARGUMENT_END {0}
+
+/* The host services, an append-only table given to init().  Every function
+ * may be called from any thread unless its comment says otherwise.  The
+ * `call` functions may only be used while that call is in flight. */
+struct mcpd_host {
+  /* sizeof(struct mcpd_host) in the host; test before using a member that
+   * a later minor added. */
+  size_t size;
+  unsigned abi_major;
+  unsigned abi_minor;
+
+  /* --- memory ----------------------------------------------------------- */
+  /* printf into host-allocated memory; NULL when out of memory.  Use it for
+   * init()'s *errmsg. */
+  char *(*mprintf)(const char *fmt, ...) MCPD_PRINTF(1, 2);
+  /* Frees what mprintf returned. */
+  void (*free)(void *ptr);
+
+  /* --- logging ---------------------------------------------------------- */
+  /* One line to mcpd's stderr log, prefixed with the plugin name, and to the
+   * client as notifications/message when it asked for that level. */
+  void (*log)(mcpd_self *self, mcpd_log_level level, const char *fmt, ...)
+      MCPD_PRINTF(3, 4);
+
+  /* --- results (tools, resources, prompts) ------------------------------ */
+  /* Each appends one content block to the call's result.  Strings are
+   * copied.  `data` for image/audio and `blob` are base64 text.  Return
+   * MCPD_OK or MCPD_ERROR (bad arguments, call already completed). */
+  int (*result_text)(mcpd_call *call, const char *text);
+  int (*result_text_len)(mcpd_call *call, const char *text, size_t len);
+  int (*result_image)(mcpd_call *call, const char *data,
+                      const char *mime_type);
+  int (*result_audio)(mcpd_call *call, const char *data,
+                      const char *mime_type);
+  /* `title`, `description`, `mime_type` may be NULL. */
+  int (*result_resource_link)(mcpd_call *call, const char *uri,
+                              const char *name, const char *description,
+                              const char *mime_type);
+  /* An embedded resource (tools, prompts) or one item of resources/read. */
+  int (*result_resource_text)(mcpd_call *call, const char *uri,
+                              const char *mime_type, const char *text);
+  int (*result_resource_blob)(mcpd_call *call, const char *uri,
+                              const char *mime_type, const char *blob);
+  /* Sets structuredContent (an object); consumes `value`.  The host also
+   * adds its JSON text as a text block when the tool added no content. */
+  int (*result_structured)(mcpd_call *call, json_object *value);
+  /* Marks the result isError:true and appends the formatted text.  This is
+   * how a tool reports a failure the model should read. */
+  int (*result_error)(mcpd_call *call, const char *fmt, ...)
+      MCPD_PRINTF(2, 3);
+  /* Replaces the whole result with `result` (consumed); the host checks its
+   * shape and answers an internal error when it is not a valid result. */
+  int (*result_json)(mcpd_call *call, json_object *result);
+
+  /* --- call context ----------------------------------------------------- */
+  /* Nonzero once the client cancelled the call (or the host is shutting
+   * down).  A cancelled call SHOULD finish early; its result is dropped. */
+  int (*cancelled)(mcpd_call *call);
+  /* notifications/progress for the call when the client asked for it (a
+   * no-op otherwise).  `progress` MUST increase; `total` <= 0 means unknown;
+   * `message` may be NULL. */
+  int (*progress)(mcpd_call *call, double progress, double total,
+                  const char *message);
+  /* Completes an MCPD_EXEC_ASYNC call, from any thread, exactly once.
+   * `status` MCPD_ERROR with no result built answers an internal error. */
+  int (*complete)(mcpd_call *call, int status);
+  /* The loaded instance the call belongs to. */
+  mcpd_self *(*call_self)(mcpd_call *call);
+
+  /* --- run-time registry ------------------------------------------------ */
+  /* Adds a tool at run time; the host copies every field (so the struct
+   * may be on the stack) and validates it like a table entry.  The tool
+   * lives until remove_tool() or until the plugin is unloaded.  Clients are
+   * told with notifications/tools/list_changed. */
+  int (*add_tool)(mcpd_self *self, const mcpd_tool *tool);
+  /* Removes a tool this plugin added or declared. */
+  int (*remove_tool)(mcpd_self *self, const char *name);
+  /* Appends go here; never reorder what is above. */
+};
+typedef struct mcpd_host mcpd_host;
+
+/* init() is called once after the descriptor and tables were accepted, on
+ * the loop thread.  `config` is this plugin's object from the --config file
+ * ("plugins": {"<name>": {...}}), or NULL; borrowed for the duration of the
+ * call.  Store anything in *state; it is passed to every callback and to
+ * fini().  On failure return MCPD_ERROR and set *errmsg (host->mprintf); the
+ * host then calls fini(*state) and unloads the plugin. */
+typedef int (*mcpd_init_cb)(const mcpd_host *host, mcpd_self *self,
+                            json_object *config, void **state,
+                            char **errmsg);
+/* fini() is called exactly once, after the last call into the plugin ended,
+ * also when init() failed.  `state` may be NULL. */
+typedef void (*mcpd_fini_cb)(void *state);
+
+typedef struct mcpd_plugin_descriptor {
+  /* Filled by MCPD_PLUGIN_DEFINE; never set by hand. */
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  uint32_t size;
+  /* REQUIRED, same character rules as tool names; unique per host. */
+  const char *name;
+  /* REQUIRED, free-form ("1.2.0"). */
+  const char *version;
+  /* OPTIONAL. */
+  const char *description;
+  mcpd_init_cb init; /* OPTIONAL */
+  mcpd_fini_cb fini; /* OPTIONAL */
+  /* OPTIONAL tables, each closed by its *_END sentinel. */
+  const mcpd_tool *tools;
+  const mcpd_resource *resources;
+  const mcpd_resource_template *resource_templates;
+  const mcpd_prompt *prompts;
+  /* Reserved; MUST be zero. */
+  uint32_t flags;
+  void *reserved[8];
+} mcpd_plugin_descriptor;
+
+/* Defines the exported descriptor.  Use designated initializers:
+ *
+ *   MCPD_PLUGIN_DEFINE(.name = "hello", .version = "1.0", .tools = tools);
+ */
+#define MCPD_PLUGIN_DEFINE(...)                                          \
+  MCPD_EXPORT extern const mcpd_plugin_descriptor mcpd_plugin;           \
+  const mcpd_plugin_descriptor mcpd_plugin = {                           \
+      .abi_major = MCPD_ABI_MAJOR,                                       \
+      .abi_minor = MCPD_ABI_MINOR,                                       \
+      .size = (uint32_t)sizeof(mcpd_plugin_descriptor),                  \
+      __VA_ARGS__}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCPD_H */

@@ -1,0 +1,161 @@
+/* jsonrpc.c -- JSON-RPC 2.0 parsing, classification and replies. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+
+const char *jsonrpc_strerror(int code) {
+  switch (code) {
+#define JSONRPC_CASE(name, value, text)                                      \
+  case value:                                                                \
+    return text;
+    JSONRPC_ERRORS(JSONRPC_CASE)
+#undef JSONRPC_CASE
+  default:
+    return "Server error";
+  }
+}
+
+int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
+                  json_object **out, const char **why) {
+  json_object *obj;
+  enum json_tokener_error err;
+
+  *out = NULL;
+  if (memchr(line, '\0', len) != NULL) {
+    *why = "message contains a NUL byte";
+    return JSONRPC_PARSE_ERROR;
+  }
+  if (len > INT32_MAX) {
+    *why = "message too large to parse";
+    return JSONRPC_PARSE_ERROR;
+  }
+  json_tokener_reset(tok);
+  obj = json_tokener_parse_ex(tok, line, (int)len);
+  err = json_tokener_get_error(tok);
+  if (err == json_tokener_continue) {
+    /* The line ended inside a value: truncated JSON. */
+    json_object_put(obj);
+    *why = "unexpected end of JSON input";
+    return JSONRPC_PARSE_ERROR;
+  }
+  if (err != json_tokener_success) {
+    json_object_put(obj);
+    *why = json_tokener_error_desc(err);
+    return JSONRPC_PARSE_ERROR;
+  }
+  /* Only whitespace may follow the value. */
+  for (size_t i = json_tokener_get_parse_end(tok); i < len; i++) {
+    char c = line[i];
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+      json_object_put(obj);
+      *why = "unexpected data after the JSON value";
+      return JSONRPC_PARSE_ERROR;
+    }
+  }
+  *out = obj;
+  return 0;
+}
+
+int jsonrpc_valid_id(json_object *id) {
+  if (id == NULL)
+    return 0;
+  if (json_object_is_type(id, json_type_string))
+    return 1;
+  /* json-c keeps 12 and 12.0 apart: only a literal integer is an id. */
+  return json_object_is_type(id, json_type_int);
+}
+
+void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
+  json_object *version = NULL, *id = NULL, *method = NULL, *params = NULL;
+  int has_id, has_result, has_error;
+
+  memset(out, 0, sizeof(*out));
+  out->kind = JSONRPC_KIND_INVALID;
+  if (!json_object_is_type(msg, json_type_object)) {
+    out->error = "message is not a JSON object";
+    return;
+  }
+  has_id = json_object_object_get_ex(msg, "id", &id);
+  if (has_id && jsonrpc_valid_id(id))
+    out->id = id;
+  if (!json_object_object_get_ex(msg, "jsonrpc", &version) ||
+      !json_object_is_type(version, json_type_string) ||
+      strcmp(json_object_get_string(version), "2.0") != 0) {
+    out->error = "\"jsonrpc\" must be \"2.0\"";
+    return;
+  }
+  if (has_id && !jsonrpc_valid_id(id)) {
+    out->error = "\"id\" must be a string or an integer";
+    return;
+  }
+  has_result = json_object_object_get_ex(msg, "result", NULL);
+  has_error = json_object_object_get_ex(msg, "error", NULL);
+  if (json_object_object_get_ex(msg, "method", &method)) {
+    if (!json_object_is_type(method, json_type_string)) {
+      out->error = "\"method\" must be a string";
+      return;
+    }
+    if (has_result || has_error) {
+      out->error = "a request cannot carry \"result\" or \"error\"";
+      return;
+    }
+    if (json_object_object_get_ex(msg, "params", &params) &&
+        !json_object_is_type(params, json_type_object) &&
+        !json_object_is_type(params, json_type_array)) {
+      out->error = "\"params\" must be an object or an array";
+      return;
+    }
+    out->method = json_object_get_string(method);
+    out->params = params;
+    out->kind = has_id ? JSONRPC_KIND_REQUEST : JSONRPC_KIND_NOTIFICATION;
+    return;
+  }
+  if (has_id && (has_result != has_error)) {
+    out->kind = JSONRPC_KIND_RESPONSE;
+    return;
+  }
+  out->error = has_id ? "a response needs exactly one of result or error"
+                      : "\"method\" is missing";
+}
+
+json_object *jsonrpc_result(json_object *id, json_object *result) {
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(msg, "id", json_object_get(id));
+  json_object_object_add(msg, "result",
+                         result ? result : json_object_new_object());
+  return msg;
+}
+
+json_object *jsonrpc_error(json_object *id, int code, const char *message,
+                           json_object *data) {
+  json_object *msg = json_object_new_object();
+  json_object *err = json_object_new_object();
+  json_object_object_add(err, "code", json_object_new_int(code));
+  json_object_object_add(
+      err, "message",
+      json_object_new_string(message ? message : jsonrpc_strerror(code)));
+  if (data)
+    json_object_object_add(err, "data", data);
+  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(msg, "id", json_object_get(id));
+  json_object_object_add(msg, "error", err);
+  return msg;
+}
+
+json_object *jsonrpc_notification(const char *method, json_object *params) {
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(msg, "method", json_object_new_string(method));
+  if (params)
+    json_object_object_add(msg, "params", params);
+  return msg;
+}
+
+const char *jsonrpc_to_string(json_object *msg, size_t *len) {
+  return json_object_to_json_string_length(
+      msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
+}

@@ -1,0 +1,70 @@
+/* jsonrpc.h -- JSON-RPC 2.0 parsing, classification and replies.
+ *
+ * Pure functions over json-c objects: no I/O, no MCP knowledge. */
+#ifndef MCPD_JSONRPC_H
+#define MCPD_JSONRPC_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* Standard error codes, one list that also yields their names. */
+#define JSONRPC_ERRORS(X)                                                    \
+  X(PARSE_ERROR, -32700, "Parse error")                                      \
+  X(INVALID_REQUEST, -32600, "Invalid Request")                              \
+  X(METHOD_NOT_FOUND, -32601, "Method not found")                            \
+  X(INVALID_PARAMS, -32602, "Invalid params")                                \
+  X(INTERNAL_ERROR, -32603, "Internal error")
+
+enum {
+#define JSONRPC_ENUM(name, code, text) JSONRPC_##name = code,
+  JSONRPC_ERRORS(JSONRPC_ENUM)
+#undef JSONRPC_ENUM
+};
+
+/* The standard message for a code ("Parse error"), or "Server error". */
+const char *jsonrpc_strerror(int code);
+
+/* The deepest nesting accepted; deeper input is a parse error. */
+#define JSONRPC_MAX_DEPTH 512
+
+typedef enum jsonrpc_kind {
+  JSONRPC_KIND_REQUEST,
+  JSONRPC_KIND_NOTIFICATION,
+  JSONRPC_KIND_RESPONSE,
+  JSONRPC_KIND_INVALID
+} jsonrpc_kind;
+
+typedef struct jsonrpc_msg {
+  jsonrpc_kind kind;
+  json_object *id;     /* borrowed from the message; NULL when absent */
+  const char *method;  /* borrowed; requests and notifications */
+  json_object *params; /* borrowed; may be NULL */
+  /* For JSONRPC_KIND_INVALID: why, and the id to answer with (may be NULL
+   * when it could not be read). */
+  const char *error;
+} jsonrpc_msg;
+
+/* Parses one line.  On success returns 0 and *out owns the value.  On
+ * failure returns JSONRPC_PARSE_ERROR and *why says what was wrong.  `tok`
+ * is reused across calls (created with json_tokener_new_ex). */
+int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
+                  json_object **out, const char **why);
+
+/* Classifies one message (not an array). */
+void jsonrpc_classify(json_object *msg, jsonrpc_msg *out);
+
+/* Whether `id` is a valid request id: a string or an integer. */
+int jsonrpc_valid_id(json_object *id);
+
+/* Builders.  They take a new reference on `id` (NULL means null) and
+ * consume `result` / `data`. */
+json_object *jsonrpc_result(json_object *id, json_object *result);
+json_object *jsonrpc_error(json_object *id, int code, const char *message,
+                           json_object *data);
+json_object *jsonrpc_notification(const char *method, json_object *params);
+
+/* Serializes compactly (no newlines, no escaped slashes). */
+const char *jsonrpc_to_string(json_object *msg, size_t *len);
+
+#endif

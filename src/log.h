@@ -1,0 +1,35 @@
+/* log.h -- leveled log lines on stderr.
+ *
+ * stdout belongs to the protocol; every diagnostic mcpd prints goes through
+ * here.  Each line is written with one write(2) so lines from worker threads
+ * never interleave. */
+#ifndef MCPD_LOG_H
+#define MCPD_LOG_H
+
+#include <stdarg.h>
+
+typedef enum log_level {
+  LOG_LEVEL_ERROR = 0,
+  LOG_LEVEL_WARN,
+  LOG_LEVEL_INFO,
+  LOG_LEVEL_DEBUG
+} log_level;
+
+void log_set_level(log_level level);
+log_level log_get_level(void);
+/* Accepts error, warn, warning, info, debug.  Returns -1 for anything else. */
+int log_level_parse(const char *name);
+/* Redirects log output to `fd` (stderr by default). */
+void log_set_fd(int fd);
+
+void log_msg(log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void log_vmsg(log_level level, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+#endif

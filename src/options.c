@@ -1,0 +1,352 @@
+/* options.c -- command line and --config file. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "log.h"
+
+#ifndef MCPD_PLUGINS_DIR
+#define MCPD_PLUGINS_DIR "/usr/local/lib/mcpd/plugins"
+#endif
+
+static const char usage[] =
+    "Usage: %s [OPTION]...\n"
+    "Serve MCP tools from plugin shared objects over stdio.\n"
+    "\n"
+    "  --plugins DIR           load *.so plugins from DIR (repeatable); the\n"
+    "                          default is $MCPD_PLUGIN_PATH, else\n"
+    "                          $XDG_DATA_HOME/mcpd/plugins and " MCPD_PLUGINS_DIR
+    "\n"
+    "  --config FILE           JSON config (instructions, plugins, ...)\n"
+    "  --transport stdio       the transport (stdio)\n"
+    "  --listen HOST:PORT      address for network transports\n"
+    "  --log-level LEVEL       error, warn, info (default) or debug\n"
+    "  --no-watch              do not watch plugin directories\n"
+    "  --max-message-size N    largest message accepted, in bytes\n"
+    "                          (default 64 MiB)\n"
+    "  --page-size N           items per tools/list page (default 1000)\n"
+    "  --allow-insecure-plugins  load plugins that other users can write\n"
+    "  --list                  list plugins, tools and load errors, then exit\n"
+    "  --call TOOL             call TOOL once, print the result, exit\n"
+    "  --args JSON             arguments for --call (default {})\n"
+    "  --help                  print this help and exit\n"
+    "  --version               print the version and exit\n";
+
+void options_print_help(const char *argv0, int fd) {
+  dprintf(fd, usage, argv0);
+}
+
+enum {
+  OPT_PLUGINS = 256,
+  OPT_CONFIG,
+  OPT_TRANSPORT,
+  OPT_LISTEN,
+  OPT_LOG_LEVEL,
+  OPT_NO_WATCH,
+  OPT_MAX_MESSAGE,
+  OPT_PAGE_SIZE,
+  OPT_INSECURE,
+  OPT_LIST,
+  OPT_CALL,
+  OPT_ARGS,
+  OPT_HELP,
+  OPT_VERSION
+};
+
+static const struct option long_options[] = {
+    {"plugins", required_argument, NULL, OPT_PLUGINS},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"transport", required_argument, NULL, OPT_TRANSPORT},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"no-watch", no_argument, NULL, OPT_NO_WATCH},
+    {"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
+    {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
+    {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"call", required_argument, NULL, OPT_CALL},
+    {"args", required_argument, NULL, OPT_ARGS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
+
+static int add_dir(options *o, const char *dir) {
+  char **dirs = realloc(o->plugin_dirs, (o->n_plugin_dirs + 1) * sizeof(*dirs));
+  if (dirs == NULL)
+    return -1;
+  o->plugin_dirs = dirs;
+  if ((dirs[o->n_plugin_dirs] = strdup(dir)) == NULL)
+    return -1;
+  o->n_plugin_dirs++;
+  return 0;
+}
+
+static int parse_size(const char *s, size_t min, size_t max, size_t *out) {
+  char *end;
+  unsigned long long v;
+  errno = 0;
+  if (s[0] == '-' || s[0] == '\0')
+    return -1;
+  v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max)
+    return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+static int config_error(const options *o, const char *key, const char *what) {
+  log_error("config \"%s\": %s%s%s%s", o->config_path, key ? "key \"" : "",
+            key ? key : "", key ? "\": " : "", what);
+  return -1;
+}
+
+/* Reads and validates the --config file.  Values the command line already
+ * set win over the file. */
+static int load_config(options *o, int cli_log_level, int cli_watch,
+                       int cli_max, int cli_page, int cli_insecure) {
+  json_object *root = json_object_from_file(o->config_path);
+  if (root == NULL)
+    return config_error(o, NULL, json_util_get_last_err()
+                                     ? json_util_get_last_err()
+                                     : "cannot be read as JSON");
+  o->config = root;
+  if (!json_object_is_type(root, json_type_object))
+    return config_error(o, NULL, "the top level must be a JSON object");
+
+  json_object_object_foreach(root, key, val) {
+    if (strcmp(key, "instructions") == 0) {
+      if (!json_object_is_type(val, json_type_string))
+        return config_error(o, key, "must be a string");
+      o->instructions = json_object_get_string(val);
+    } else if (strcmp(key, "plugins") == 0) {
+      if (!json_object_is_type(val, json_type_object))
+        return config_error(o, key, "must be an object of plugin configs");
+      o->plugin_configs = val;
+    } else if (strcmp(key, "pluginDirs") == 0) {
+      size_t n;
+      if (!json_object_is_type(val, json_type_array))
+        return config_error(o, key, "must be an array of directories");
+      n = json_object_array_length(val);
+      for (size_t i = 0; i < n; i++) {
+        json_object *d = json_object_array_get_idx(val, i);
+        if (!json_object_is_type(d, json_type_string))
+          return config_error(o, key, "must list strings");
+        if (!o->plugin_dirs_given && add_dir(o, json_object_get_string(d)))
+          return config_error(o, key, "out of memory");
+      }
+      if (n > 0 && !o->plugin_dirs_given)
+        o->plugin_dirs_given = 2; /* from the file */
+    } else if (strcmp(key, "logLevel") == 0) {
+      int level = json_object_is_type(val, json_type_string)
+                      ? log_level_parse(json_object_get_string(val))
+                      : -1;
+      if (level < 0)
+        return config_error(o, key, "must be error, warn, info or debug");
+      if (!cli_log_level)
+        o->log_level = level;
+    } else if (strcmp(key, "maxMessageSize") == 0) {
+      int64_t v = json_object_get_int64(val);
+      if (!json_object_is_type(val, json_type_int) || v < 1024)
+        return config_error(o, key, "must be an integer >= 1024");
+      if (!cli_max)
+        o->max_message = (size_t)v;
+    } else if (strcmp(key, "pageSize") == 0) {
+      int64_t v = json_object_get_int64(val);
+      if (!json_object_is_type(val, json_type_int) || v < 1 || v > 100000)
+        return config_error(o, key, "must be an integer from 1 to 100000");
+      if (!cli_page)
+        o->page_size = (size_t)v;
+    } else if (strcmp(key, "allowInsecurePlugins") == 0) {
+      if (!json_object_is_type(val, json_type_boolean))
+        return config_error(o, key, "must be true or false");
+      if (!cli_insecure)
+        o->allow_insecure = json_object_get_boolean(val);
+    } else if (strcmp(key, "watch") == 0) {
+      if (!json_object_is_type(val, json_type_boolean))
+        return config_error(o, key, "must be true or false");
+      if (!cli_watch)
+        o->watch = json_object_get_boolean(val);
+    } else {
+      return config_error(o, key, "unknown key (known: instructions, "
+                                  "plugins, pluginDirs, logLevel, "
+                                  "maxMessageSize, pageSize, "
+                                  "allowInsecurePlugins, watch)");
+    }
+  }
+  if (o->plugin_configs) {
+    json_object_object_foreach(o->plugin_configs, name, cfg) {
+      if (!json_object_is_type(cfg, json_type_object)) {
+        char path[300];
+        snprintf(path, sizeof(path), "plugins.%s", name);
+        return config_error(o, path, "must be an object");
+      }
+    }
+  }
+  return 0;
+}
+
+/* The default plugin path: $MCPD_PLUGIN_PATH, else the user's folder and
+ * the installed bundled plugins. */
+static int default_dirs(options *o) {
+  const char *path = getenv("MCPD_PLUGIN_PATH");
+  if (path != NULL) {
+    char *copy = strdup(path), *save = NULL;
+    if (copy == NULL)
+      return -1;
+    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
+      if (add_dir(o, d) != 0) {
+        free(copy);
+        return -1;
+      }
+    free(copy);
+    return 0;
+  }
+  {
+    const char *data = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    char buf[PATH_MAX];
+    if (data && data[0] == '/') {
+      snprintf(buf, sizeof(buf), "%s/mcpd/plugins", data);
+      if (add_dir(o, buf) != 0)
+        return -1;
+    } else if (home && home[0] == '/') {
+      snprintf(buf, sizeof(buf), "%s/.local/share/mcpd/plugins", home);
+      if (add_dir(o, buf) != 0)
+        return -1;
+    }
+  }
+  return add_dir(o, MCPD_PLUGINS_DIR);
+}
+
+int options_parse(options *o, int argc, char **argv) {
+  int c;
+  int cli_log_level = 0, cli_watch = 0, cli_max = 0, cli_page = 0;
+  int cli_insecure = 0;
+
+  memset(o, 0, sizeof(*o));
+  o->log_level = LOG_LEVEL_INFO;
+  o->watch = 1;
+  o->max_message = MCPD_DEFAULT_MAX_MESSAGE;
+  o->page_size = MCPD_DEFAULT_PAGE_SIZE;
+  o->transport = "stdio";
+
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_PLUGINS:
+      if (add_dir(o, optarg) != 0)
+        return -1;
+      o->plugin_dirs_given = 1;
+      break;
+    case OPT_CONFIG:
+      o->config_path = optarg;
+      break;
+    case OPT_TRANSPORT:
+      o->transport = optarg;
+      break;
+    case OPT_LISTEN:
+      o->listen = optarg;
+      break;
+    case OPT_LOG_LEVEL:
+      o->log_level = log_level_parse(optarg);
+      if (o->log_level < 0) {
+        log_error("--log-level: \"%s\" is not error, warn, info or debug",
+                  optarg);
+        return -1;
+      }
+      cli_log_level = 1;
+      break;
+    case OPT_NO_WATCH:
+      o->watch = 0;
+      cli_watch = 1;
+      break;
+    case OPT_MAX_MESSAGE:
+      if (parse_size(optarg, 1024, SIZE_MAX / 2, &o->max_message) != 0) {
+        log_error("--max-message-size: \"%s\" is not a byte count >= 1024",
+                  optarg);
+        return -1;
+      }
+      cli_max = 1;
+      break;
+    case OPT_PAGE_SIZE:
+      if (parse_size(optarg, 1, 100000, &o->page_size) != 0) {
+        log_error("--page-size: \"%s\" is not a number from 1 to 100000",
+                  optarg);
+        return -1;
+      }
+      cli_page = 1;
+      break;
+    case OPT_INSECURE:
+      o->allow_insecure = 1;
+      cli_insecure = 1;
+      break;
+    case OPT_LIST:
+      o->mode = MODE_LIST;
+      break;
+    case OPT_CALL:
+      o->mode = MODE_CALL;
+      o->call_tool = optarg;
+      break;
+    case OPT_ARGS:
+      o->call_args = optarg;
+      break;
+    case OPT_HELP:
+      o->mode = MODE_HELP;
+      return 0;
+    case OPT_VERSION:
+      o->mode = MODE_VERSION;
+      return 0;
+    case ':':
+      log_error("option %s needs a value; see --help", argv[optind - 1]);
+      return -1;
+    default:
+      log_error("unknown option \"%s\"; see --help", argv[optind - 1]);
+      return -1;
+    }
+  }
+  if (optind < argc) {
+    log_error("unexpected argument \"%s\"; see --help", argv[optind]);
+    return -1;
+  }
+  if (strcmp(o->transport, "stdio") != 0) {
+    log_error("--transport %s: this build serves stdio only", o->transport);
+    return -1;
+  }
+  if (o->call_args && o->mode != MODE_CALL) {
+    log_error("--args goes with --call TOOL");
+    return -1;
+  }
+  if (o->config_path &&
+      load_config(o, cli_log_level, cli_watch, cli_max, cli_page,
+                  cli_insecure) != 0)
+    return -1;
+  if (o->n_plugin_dirs == 0 && default_dirs(o) != 0) {
+    log_error("out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+void options_free(options *o) {
+  for (size_t i = 0; i < o->n_plugin_dirs; i++)
+    free(o->plugin_dirs[i]);
+  free(o->plugin_dirs);
+  json_object_put(o->config);
+  memset(o, 0, sizeof(*o));
+}
+
+json_object *options_plugin_config(const options *o, const char *name) {
+  json_object *cfg;
+  if (o->plugin_configs &&
+      json_object_object_get_ex(o->plugin_configs, name, &cfg))
+    return cfg;
+  return NULL;
+}

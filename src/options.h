@@ -1,0 +1,49 @@
+/* options.h -- command line and --config file. */
+#ifndef MCPD_OPTIONS_H
+#define MCPD_OPTIONS_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#define MCPD_DEFAULT_MAX_MESSAGE ((size_t)64 * 1024 * 1024)
+#define MCPD_DEFAULT_PAGE_SIZE 1000
+
+typedef enum options_mode {
+  MODE_SERVE = 0,
+  MODE_HELP,
+  MODE_VERSION,
+  MODE_LIST,
+  MODE_CALL
+} options_mode;
+
+typedef struct options {
+  options_mode mode;
+  char **plugin_dirs; /* owned strings */
+  size_t n_plugin_dirs;
+  int plugin_dirs_given; /* --plugins or "pluginDirs" was used */
+  const char *config_path;
+  json_object *config;         /* the whole file, owned; NULL without one */
+  json_object *plugin_configs; /* borrowed from config; may be NULL */
+  const char *instructions;    /* borrowed from config; may be NULL */
+  const char *transport;
+  const char *listen;
+  int log_level; /* log_level */
+  int watch;
+  size_t max_message;
+  size_t page_size;
+  int allow_insecure;
+  const char *call_tool;
+  const char *call_args;
+} options;
+
+/* Parses argv and the --config file.  Returns 0, or -1 after printing one
+ * clear line to stderr (the caller exits with status 2). */
+int options_parse(options *o, int argc, char **argv);
+void options_free(options *o);
+void options_print_help(const char *argv0, int fd);
+
+/* Plugin config for plugin `name`, borrowed, or NULL. */
+json_object *options_plugin_config(const options *o, const char *name);
+
+#endif

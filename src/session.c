@@ -1,0 +1,266 @@
+/* session.c -- one MCP conversation: framing up to dispatch, and the rule
+ * that every request gets exactly one response. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "methods.h"
+#include "server.h"
+#include "session.h"
+
+const char *const session_versions[] = {"2025-11-25", "2025-06-18",
+                                        "2025-03-26", "2024-11-05", NULL};
+
+const char *session_negotiate(const char *requested) {
+  for (size_t i = 0; session_versions[i] != NULL; i++)
+    if (requested != NULL && strcmp(requested, session_versions[i]) == 0)
+      return session_versions[i];
+  return session_versions[0];
+}
+
+int session_version_has_batches(const char *version) {
+  /* Batches came with 2025-03-26 and left with 2025-06-18; 2024-11-05 is
+   * plain JSON-RPC 2.0, which has them too. */
+  return version != NULL && (strcmp(version, "2025-03-26") == 0 ||
+                             strcmp(version, "2024-11-05") == 0);
+}
+
+/* A batch collects the responses of its requests and is written as one
+ * array when the last of them is answered. */
+typedef struct batch {
+  session *session;
+  json_object *responses;
+  size_t pending; /* requests not yet answered, +1 while dispatching */
+} batch;
+
+static void batch_settle(batch *b) {
+  session *s = b->session;
+  if (--b->pending > 0)
+    return;
+  if (json_object_array_length(b->responses) > 0)
+    s->send(s, b->responses);
+  else
+    json_object_put(b->responses);
+  free(b);
+}
+
+session *session_new(struct server *srv, session_send_fn send,
+                     void *transport) {
+  session *s = calloc(1, sizeof(*s));
+  if (s == NULL)
+    return NULL;
+  s->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+  if (s->tok == NULL) {
+    free(s);
+    return NULL;
+  }
+  json_tokener_set_flags(s->tok,
+                         JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+  s->srv = srv;
+  s->send = send;
+  s->transport = transport;
+  s->log_level = -1;
+  return s;
+}
+
+void session_free(session *s) {
+  if (s == NULL)
+    return;
+  /* Calls still running keep their requests; detach them so their late
+   * completion writes nowhere. */
+  for (request *r = s->in_flight; r != NULL; r = r->next)
+    r->cancelled = 1;
+  json_object_put(s->client_info);
+  json_object_put(s->client_capabilities);
+  json_tokener_free(s->tok);
+  free(s);
+}
+
+/* Sends a reply that is not tied to a request object (errors for messages
+ * that never became requests). */
+static void send_direct(session *s, batch *b, json_object *msg) {
+  if (b != NULL)
+    json_object_array_add(b->responses, msg);
+  else
+    s->send(s, msg);
+}
+
+static void request_send(request *r, json_object *msg) {
+  session *s = r->session;
+
+  if (r->prev)
+    r->prev->next = r->next;
+  else if (s->in_flight == r)
+    s->in_flight = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  s->requests_in_flight--;
+
+  if (r->cancelled)
+    json_object_put(msg);
+  else if (r->batch)
+    json_object_array_add(r->batch->responses, msg);
+  else
+    s->send(s, msg);
+  if (r->batch)
+    batch_settle(r->batch);
+  json_object_put(r->message);
+  free(r);
+}
+
+void request_reply(request *r, json_object *result) {
+  request_send(r, jsonrpc_result(r->id, result));
+}
+
+void request_fail(request *r, int code, const char *message,
+                  json_object *data) {
+  request_send(r, jsonrpc_error(r->id, code, message, data));
+}
+
+request *session_find_request(session *s, json_object *id) {
+  for (request *r = s->in_flight; r != NULL; r = r->next)
+    if (json_object_equal(r->id, id))
+      return r;
+  return NULL;
+}
+
+static void handle_message(session *s, json_object *obj, batch *b) {
+  jsonrpc_msg m;
+  request *r;
+
+  jsonrpc_classify(obj, &m);
+  switch (m.kind) {
+  case JSONRPC_KIND_INVALID: {
+    char text[200];
+    snprintf(text, sizeof(text), "Invalid Request: %s", m.error);
+    send_direct(s, b, jsonrpc_error(m.id, JSONRPC_INVALID_REQUEST, text, NULL));
+    return;
+  }
+  case JSONRPC_KIND_RESPONSE:
+    /* mcpd sends no requests to the client yet; a stray response is
+     * harmless. */
+    log_debug("ignoring a response from the client (id %s)",
+              json_object_to_json_string(m.id));
+    return;
+  case JSONRPC_KIND_NOTIFICATION:
+    methods_notify(s, m.method, m.params);
+    return;
+  case JSONRPC_KIND_REQUEST:
+    break;
+  }
+
+  r = calloc(1, sizeof(*r));
+  if (r == NULL) {
+    send_direct(s, b, jsonrpc_error(m.id, JSONRPC_INTERNAL_ERROR,
+                                    "out of memory", NULL));
+    return;
+  }
+  r->session = s;
+  r->message = json_object_get(obj);
+  r->id = m.id;
+  r->method = m.method;
+  r->batch = b;
+  r->next = s->in_flight;
+  if (s->in_flight)
+    s->in_flight->prev = r;
+  s->in_flight = r;
+  s->requests_in_flight++;
+  if (b)
+    b->pending++;
+
+  if (m.params != NULL && !json_object_is_type(m.params, json_type_object)) {
+    request_fail(r, JSONRPC_INVALID_PARAMS, "params must be an object",
+                 NULL);
+    return;
+  }
+  if (m.params == NULL) {
+    /* Handlers always see an object; keep it alive with the message. */
+    m.params = json_object_new_object();
+    json_object_object_add(obj, "params", m.params);
+  }
+  r->params = m.params;
+  methods_dispatch(r);
+}
+
+static void handle_batch(session *s, json_object *array) {
+  size_t n = json_object_array_length(array);
+  batch *b;
+
+  if (!session_version_has_batches(s->initialized ? s->version : NULL)) {
+    s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
+                             s->initialized
+                                 ? "Invalid Request: JSON-RPC batches are "
+                                   "not supported in this protocol revision"
+                                 : "Invalid Request: a batch cannot come "
+                                   "before initialize",
+                             NULL));
+    return;
+  }
+  if (n == 0) {
+    s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
+                             "Invalid Request: empty batch", NULL));
+    return;
+  }
+  b = calloc(1, sizeof(*b));
+  if (b == NULL) {
+    s->send(s, jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, "out of memory",
+                             NULL));
+    return;
+  }
+  b->session = s;
+  b->responses = json_object_new_array();
+  b->pending = 1;
+  for (size_t i = 0; i < n; i++) {
+    json_object *item = json_object_array_get_idx(array, i);
+    jsonrpc_msg m;
+    jsonrpc_classify(item, &m);
+    if (m.kind == JSONRPC_KIND_REQUEST && strcmp(m.method, "initialize") == 0)
+      send_direct(s, b,
+                  jsonrpc_error(m.id, JSONRPC_INVALID_REQUEST,
+                                "Invalid Request: initialize cannot be "
+                                "part of a batch",
+                                NULL));
+    else
+      handle_message(s, item, b);
+  }
+  batch_settle(b);
+}
+
+void session_handle_line(session *s, const char *line, size_t len) {
+  json_object *obj;
+  const char *why;
+  char text[200];
+
+  if (jsonrpc_parse(s->tok, line, len, &obj, &why) != 0) {
+    snprintf(text, sizeof(text), "Parse error: %s", why);
+    s->send(s, jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, text, NULL));
+    return;
+  }
+  if (json_object_is_type(obj, json_type_array))
+    handle_batch(s, obj);
+  else
+    handle_message(s, obj, NULL);
+  json_object_put(obj);
+}
+
+void session_oversize(session *s, size_t max) {
+  char text[160];
+  snprintf(text, sizeof(text),
+           "Invalid Request: message exceeds the maximum size of %zu bytes",
+           max);
+  log_warn("refused a message larger than %zu bytes", max);
+  s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, text, NULL));
+}
+
+void session_notify(session *s, const char *method, json_object *params) {
+  if (!s->initialized) {
+    json_object_put(params);
+    return;
+  }
+  s->send(s, jsonrpc_notification(method, params));
+}

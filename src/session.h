@@ -1,0 +1,77 @@
+/* session.h -- one MCP conversation: lifecycle, negotiated revision,
+ * requests in flight, and the transport it writes to.
+ *
+ * A transport delivers whole messages with session_handle_line() and
+ * provides `send`, which consumes one serialized JSON-RPC message. */
+#ifndef MCPD_SESSION_H
+#define MCPD_SESSION_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+struct server;
+struct mcpd_call;
+struct session;
+struct batch;
+
+/* Consumes `msg`. */
+typedef void (*session_send_fn)(struct session *s, json_object *msg);
+
+typedef struct request {
+  struct session *session;
+  json_object *message; /* the whole message; owns what follows */
+  json_object *id;
+  const char *method;
+  json_object *params; /* never NULL for handlers: {} when absent */
+  struct batch *batch;
+  size_t batch_slot;
+  struct mcpd_call *call; /* set while a tool call runs */
+  int cancelled;          /* the client cancelled: no response */
+  struct request *prev, *next;
+} request;
+
+typedef struct session {
+  struct server *srv;
+  int initialized;     /* initialize was answered */
+  int ready;           /* notifications/initialized arrived */
+  const char *version; /* negotiated revision (static string) */
+  int log_level;       /* client's logging/setLevel, -1 for none */
+  json_object *client_info;
+  json_object *client_capabilities;
+  request *in_flight;
+  size_t requests_in_flight;
+  json_tokener *tok;
+  session_send_fn send;
+  void *transport;
+} session;
+
+/* The revisions mcpd speaks, newest first, NULL-terminated. */
+extern const char *const session_versions[];
+/* The revision to answer a client that asked for `requested`. */
+const char *session_negotiate(const char *requested);
+/* Whether `version` takes JSON-RPC batches. */
+int session_version_has_batches(const char *version);
+
+session *session_new(struct server *srv, session_send_fn send,
+                     void *transport);
+void session_free(session *s);
+
+/* Handles one framed message. */
+void session_handle_line(session *s, const char *line, size_t len);
+/* A message larger than the limit arrived; answers -32600. */
+void session_oversize(session *s, size_t max);
+
+/* Sends a notification if the session is initialized.  Consumes params. */
+void session_notify(session *s, const char *method, json_object *params);
+
+/* Every request gets exactly one of these; both consume their arguments
+ * and free the request. */
+void request_reply(request *r, json_object *result);
+void request_fail(request *r, int code, const char *message,
+                  json_object *data);
+
+/* Finds a request in flight by id. */
+request *session_find_request(session *s, json_object *id);
+
+#endif

@@ -1,0 +1,459 @@
+/* transport_stdio.c -- newline-delimited JSON-RPC over stdin/stdout. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "framer.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "server.h"
+#include "session.h"
+#include "transport_stdio.h"
+
+#define READ_CHUNK (64 * 1024)
+/* Reading pauses while this much output waits, resumes below the low mark:
+ * a client that stops reading cannot make mcpd buffer without bound. */
+#define OUT_HIGH_WATER (8u << 20)
+#define OUT_LOW_WATER (1u << 20)
+/* Output buffers larger than this are released once written. */
+#define OUT_KEEP_CAP (256u * 1024)
+
+typedef union stdio_handle {
+  uv_handle_t handle;
+  uv_stream_t stream;
+  uv_pipe_t pipe;
+  uv_tty_t tty;
+  uv_tcp_t tcp;
+} stdio_handle;
+
+typedef struct obuf {
+  char *data;
+  size_t len;
+  size_t cap;
+} obuf;
+
+struct stdio_transport {
+  server *srv;
+  session *session;
+  int in_fd, out_fd;
+  uv_handle_type in_type, out_type;
+  stdio_handle in, out;
+  int in_handle, out_handle; /* initialized libuv handles */
+  uv_fs_t read_req;
+  uv_fs_t write_req;
+  uv_write_t stream_write;
+  framer framer;
+  obuf pending; /* accumulating */
+  obuf flight;  /* being written */
+  size_t flight_off;
+  int writing;
+  int read_busy; /* a file read is in flight */
+  int reading;
+  int paused;
+  int stopped;
+  int closing;
+  int failed;
+  int open_handles;
+  void (*done)(server *srv);
+};
+
+static void start_reading(stdio_transport *t);
+static void maybe_finish_close(stdio_transport *t);
+
+static int is_stream(uv_handle_type type) {
+  return type == UV_TTY || type == UV_NAMED_PIPE || type == UV_TCP;
+}
+
+static int open_handle(uv_loop_t *loop, stdio_handle *h, uv_handle_type type,
+                       int fd, int readable) {
+  switch (type) {
+  case UV_TTY:
+    return uv_tty_init(loop, &h->tty, fd, readable);
+  case UV_NAMED_PIPE: {
+    int rc = uv_pipe_init(loop, &h->pipe, 0);
+    if (rc == 0 && (rc = uv_pipe_open(&h->pipe, fd)) != 0)
+      uv_close(&h->handle, NULL);
+    return rc;
+  }
+  case UV_TCP: {
+    int rc = uv_tcp_init(loop, &h->tcp);
+    if (rc == 0 && (rc = uv_tcp_open(&h->tcp, fd)) != 0)
+      uv_close(&h->handle, NULL);
+    return rc;
+  }
+  default:
+    return UV_EINVAL;
+  }
+}
+
+stdio_transport *stdio_transport_new(server *srv) {
+  stdio_transport *t = calloc(1, sizeof(*t));
+  if (t == NULL)
+    return NULL;
+  t->srv = srv;
+  framer_init(&t->framer, srv->opts->max_message);
+
+  /* The protocol gets a private descriptor; fd 1 becomes stderr so stray
+   * printf()s from plugins land in the log instead of the stream. */
+  t->out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (t->out_fd < 0) {
+    log_error("stdout is not open: %s", strerror(errno));
+    free(t);
+    return NULL;
+  }
+  if (dup2(2, 1) < 0)
+    log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
+  t->in_fd = 0;
+
+  t->in_type = uv_guess_handle(t->in_fd);
+  if (is_stream(t->in_type)) {
+    if (open_handle(srv->loop, &t->in, t->in_type, t->in_fd, 1) != 0)
+      t->in_type = UV_FILE;
+    else {
+      t->in_handle = 1;
+      t->in.handle.data = t;
+    }
+  } else {
+    t->in_type = UV_FILE;
+  }
+  t->out_type = uv_guess_handle(t->out_fd);
+  if (is_stream(t->out_type)) {
+    if (open_handle(srv->loop, &t->out, t->out_type, t->out_fd, 0) != 0)
+      t->out_type = UV_FILE;
+    else {
+      t->out_handle = 1;
+      t->out.handle.data = t;
+    }
+  } else {
+    t->out_type = UV_FILE;
+  }
+  return t;
+}
+
+/* --- output ------------------------------------------------------------- */
+
+static void fail(stdio_transport *t, int status) {
+  if (t->failed)
+    return;
+  t->failed = 1;
+  if (status == UV_EPIPE || status == UV_ECONNRESET)
+    log_debug("stdout closed by the client");
+  else
+    log_error("writing stdout failed: %s", uv_strerror(status));
+  t->pending.len = 0;
+  server_shutdown(t->srv, "stdout closed");
+}
+
+static void start_write(stdio_transport *t);
+
+static void write_done(stdio_transport *t, int status) {
+  t->writing = 0;
+  if (status < 0) {
+    fail(t, status);
+  } else {
+    t->flight.len = 0;
+    if (t->flight.cap > OUT_KEEP_CAP) {
+      free(t->flight.data);
+      memset(&t->flight, 0, sizeof(t->flight));
+    }
+    if (t->pending.len > 0 && !t->failed)
+      start_write(t);
+  }
+  if (t->paused && t->pending.len < OUT_LOW_WATER) {
+    t->paused = 0;
+    start_reading(t);
+  }
+  if (t->closing)
+    maybe_finish_close(t);
+}
+
+static void stream_write_cb(uv_write_t *req, int status) {
+  /* NULL: a forced close abandoned this write. */
+  if (req->data != NULL)
+    write_done(req->data, status);
+}
+
+static void file_write_cb(uv_fs_t *req) {
+  stdio_transport *t = req->data;
+  ssize_t n = req->result;
+  uv_fs_req_cleanup(req);
+  if (n >= 0 && t->flight_off + (size_t)n < t->flight.len) {
+    /* A short write to a file: write the rest. */
+    uv_buf_t b;
+    t->flight_off += (size_t)n;
+    b = uv_buf_init(t->flight.data + t->flight_off,
+                    (unsigned)(t->flight.len - t->flight_off));
+    if (uv_fs_write(t->srv->loop, &t->write_req, t->out_fd, &b, 1, -1,
+                    file_write_cb) == 0)
+      return;
+    n = UV_EIO;
+  }
+  write_done(t, n < 0 ? (int)n : 0);
+}
+
+static void start_write(stdio_transport *t) {
+  obuf tmp = t->flight;
+  uv_buf_t b;
+  int rc;
+
+  t->flight = t->pending;
+  t->pending = tmp;
+  t->pending.len = 0;
+  t->flight_off = 0;
+  t->writing = 1;
+  b = uv_buf_init(t->flight.data, (unsigned)t->flight.len);
+  if (t->out_handle) {
+    t->stream_write.data = t;
+    rc = uv_write(&t->stream_write, &t->out.stream, &b, 1, stream_write_cb);
+  } else {
+    t->write_req.data = t;
+    rc = uv_fs_write(t->srv->loop, &t->write_req, t->out_fd, &b, 1, -1,
+                     file_write_cb);
+  }
+  if (rc != 0) {
+    t->writing = 0;
+    fail(t, rc);
+  }
+}
+
+static int append(obuf *b, const char *data, size_t len) {
+  if (b->cap - b->len < len + 1) {
+    size_t cap = b->cap ? b->cap : 4096;
+    char *nd;
+    while (cap - b->len < len + 1)
+      cap *= 2;
+    nd = realloc(b->data, cap);
+    if (nd == NULL)
+      return -1;
+    b->data = nd;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->len, data, len);
+  b->len += len;
+  b->data[b->len++] = '\n';
+  return 0;
+}
+
+static void send_cb(session *s, json_object *msg) {
+  stdio_transport *t = s->transport;
+  const char *text;
+  size_t len;
+
+  if (t->failed || (t->closing && t->open_handles > 0 && !t->out_handle)) {
+    json_object_put(msg);
+    return;
+  }
+  text = jsonrpc_to_string(msg, &len);
+  if (append(&t->pending, text, len) != 0)
+    log_error("out of memory queueing a %zu-byte message; dropped", len);
+  json_object_put(msg);
+  if (!t->writing)
+    start_write(t);
+  else if (t->pending.len > OUT_HIGH_WATER && t->reading) {
+    t->paused = 1;
+    if (t->in_handle)
+      uv_read_stop(&t->in.stream);
+    t->reading = 0;
+  }
+}
+
+/* --- input -------------------------------------------------------------- */
+
+static void on_line(void *ctx, char *line, size_t len, int oversize) {
+  stdio_transport *t = ctx;
+  if (t->stopped)
+    return;
+  if (oversize)
+    session_oversize(t->session, t->framer.max);
+  else
+    session_handle_line(t->session, line, len);
+}
+
+static void on_eof(stdio_transport *t) {
+  if (framer_pending(&t->framer) > 0 && !t->framer.discarding)
+    framer_feed(&t->framer, "\n", 1, on_line, t);
+  stdio_transport_stop_reading(t);
+  server_shutdown(t->srv, "stdin closed");
+}
+
+static void alloc_cb(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
+  stdio_transport *t = handle->data;
+  char *base;
+  size_t avail;
+  (void)suggested;
+  if (framer_reserve(&t->framer, READ_CHUNK, &base, &avail) != 0) {
+    *buf = uv_buf_init(NULL, 0);
+    return;
+  }
+  *buf = uv_buf_init(base, (unsigned)(avail > (1u << 30) ? 1u << 30 : avail));
+}
+
+static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  stdio_transport *t = stream->data;
+  (void)buf;
+  if (nread > 0) {
+    framer_commit(&t->framer, (size_t)nread, on_line, t);
+  } else if (nread == UV_EOF) {
+    on_eof(t);
+  } else if (nread < 0) {
+    log_error("reading stdin failed: %s", uv_strerror((int)nread));
+    on_eof(t);
+  }
+}
+
+static void file_read(stdio_transport *t);
+
+static void file_read_cb(uv_fs_t *req) {
+  stdio_transport *t = req->data;
+  ssize_t n = req->result;
+  uv_fs_req_cleanup(req);
+  t->read_busy = 0;
+  if (t->closing) {
+    maybe_finish_close(t);
+    return;
+  }
+  if (n > 0) {
+    framer_commit(&t->framer, (size_t)n, on_line, t);
+    file_read(t);
+  } else if (n == 0 || n == UV_ECANCELED) {
+    on_eof(t);
+  } else {
+    log_error("reading stdin failed: %s", uv_strerror((int)n));
+    on_eof(t);
+  }
+}
+
+static void file_read(stdio_transport *t) {
+  char *base;
+  size_t avail;
+  uv_buf_t b;
+  if (t->read_busy || t->stopped || t->paused || !t->reading)
+    return;
+  if (framer_reserve(&t->framer, READ_CHUNK, &base, &avail) != 0) {
+    log_error("out of memory reading stdin");
+    on_eof(t);
+    return;
+  }
+  b = uv_buf_init(base, (unsigned)(avail > (1u << 30) ? 1u << 30 : avail));
+  t->read_req.data = t;
+  if (uv_fs_read(t->srv->loop, &t->read_req, t->in_fd, &b, 1, -1,
+                 file_read_cb) != 0) {
+    on_eof(t);
+    return;
+  }
+  t->read_busy = 1;
+}
+
+static void start_reading(stdio_transport *t) {
+  if (t->stopped || t->reading)
+    return;
+  t->reading = 1;
+  if (t->in_handle) {
+    int rc = uv_read_start(&t->in.stream, alloc_cb, read_cb);
+    if (rc != 0) {
+      log_error("cannot read stdin: %s", uv_strerror(rc));
+      t->reading = 0;
+      server_shutdown(t->srv, "stdin unreadable");
+    }
+  } else {
+    file_read(t);
+  }
+}
+
+int stdio_transport_start(stdio_transport *t) {
+  t->session = session_new(t->srv, send_cb, t);
+  if (t->session == NULL)
+    return -1;
+  t->srv->session = t->session;
+  start_reading(t);
+  return 0;
+}
+
+void stdio_transport_stop_reading(stdio_transport *t) {
+  t->stopped = 1;
+  if (t->reading && t->in_handle)
+    uv_read_stop(&t->in.stream);
+  t->reading = 0;
+}
+
+/* --- closing ------------------------------------------------------------ */
+
+static void free_transport(stdio_transport *t) {
+  server *srv = t->srv;
+  void (*done)(server *) = t->done;
+  if (srv->session == t->session)
+    srv->session = NULL;
+  srv->stdio = NULL;
+  session_free(t->session);
+  framer_free(&t->framer);
+  free(t->pending.data);
+  free(t->flight.data);
+  if (t->out_fd >= 0)
+    close(t->out_fd);
+  free(t);
+  if (done)
+    done(srv);
+}
+
+static void close_cb(uv_handle_t *handle) {
+  stdio_transport *t = handle->data;
+  if (--t->open_handles == 0 && !t->read_busy && !t->writing)
+    free_transport(t);
+}
+
+static void maybe_finish_close(stdio_transport *t) {
+  if (t->open_handles > 0)
+    return; /* handles are closing; close_cb finishes */
+  if (t->read_busy) {
+    uv_cancel((uv_req_t *)&t->read_req);
+    return; /* file_read_cb comes back here */
+  }
+  if (t->writing || (t->pending.len > 0 && !t->failed)) {
+    if (!t->writing)
+      start_write(t);
+    return; /* write_done comes back here */
+  }
+  if (t->in_handle || t->out_handle) {
+    if (t->in_handle) {
+      t->in_handle = 0;
+      t->open_handles++;
+      uv_close(&t->in.handle, close_cb);
+    }
+    if (t->out_handle) {
+      t->out_handle = 0;
+      t->open_handles++;
+      uv_close(&t->out.handle, close_cb);
+    }
+    return;
+  }
+  free_transport(t);
+}
+
+void stdio_transport_close(stdio_transport *t, void (*done)(server *srv),
+                           int force) {
+  t->done = done;
+  stdio_transport_stop_reading(t);
+  if (force) {
+    /* Pending output is dropped; a write in flight is cancelled by
+     * uv_close and reports through its callback. */
+    t->failed = 1;
+    t->pending.len = 0;
+    if (t->writing && t->out_handle) {
+      t->writing = 0;
+      t->stream_write.data = NULL;
+    }
+  }
+  if (t->closing) {
+    if (force && t->open_handles == 0)
+      maybe_finish_close(t);
+    return;
+  }
+  t->closing = 1;
+  maybe_finish_close(t);
+}

@@ -1,0 +1,26 @@
+# End-to-end tests (tests/e2e.sh): node's built-in test runner drives the
+# built src/mcpd over stdio with raw JSON-RPC lines and with the official MCP
+# TypeScript SDK client.  The SDK is pinned in tests/package.json and
+# tests/package-lock.json; install it with `npm ci --prefix tests`.  Without
+# node or the SDK the test is skipped (exit 77) unless MCPD_REQUIRE_E2E=1.
+
+# Every TESTS script finds the build through these two variables.
+AM_TESTS_ENVIRONMENT = \
+	MCPD_BUILDDIR='$(abs_top_builddir)' MCPD_SRCDIR='$(abs_top_srcdir)'; \
+	NODE='$(NODE)'; \
+	export MCPD_BUILDDIR MCPD_SRCDIR NODE;
+
+TESTS += tests/e2e.sh
+
+E2E_FILES = \
+	tests/e2e/lib.mjs \
+	tests/e2e/protocol.test.mjs \
+	tests/e2e/lifecycle.test.mjs \
+	tests/e2e/sdk.test.mjs \
+	tests/e2e/loader.test.mjs
+
+EXTRA_DIST += \
+	tests/e2e.sh \
+	tests/package.json \
+	tests/package-lock.json \
+	$(E2E_FILES)

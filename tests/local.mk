@@ -1,0 +1,7 @@
+# Tests in three layers, all under `make check`:
+#   tests/plugins.mk  fixture plugins built check-only as real .so files
+#   tests/unit.mk     Check unit suites (framing, JSON-RPC, loader, ...)
+#   tests/e2e.mk      end-to-end tests that spawn src/mcpd (node, official SDK)
+include $(srcdir)/tests/plugins.mk
+include $(srcdir)/tests/unit.mk
+include $(srcdir)/tests/e2e.mk

@@ -1,0 +1,95 @@
+# Fixture plugins for the loader and end-to-end tests, built by `make check`
+# only, as real shared objects: tests/plugins/.libs/NAME.so.  Tests refer to
+# them by file name, so keep the names.
+#
+#   good               one tool per host service and execution mode
+#   many               adds {"count": N} tools (default 10000) at init
+#   reload_v1, _v2     two versions of plugin "reload", for hot reload
+#   printf_init        writes to stdout from init()
+#   abi_major          ABI major 99                    refused
+#   newer_minor        ABI minor MCPD_ABI_MINOR + 1    refused
+#   no_symbol          exports no `mcpd_plugin`        refused
+#   init_fails         init() fails with a message     refused
+#   null_name          a tool entry with a NULL name   refused
+#   bad_schema         input schema "{not json"        refused
+#   schema_not_object  input schema {"type":"array"}   refused
+#   bad_name           tool name "has space"           refused
+#   dup_a, dup_b       both declare tool "same_name"   second one refused
+
+check_LTLIBRARIES += tests/plugins/good.la
+tests_plugins_good_la_SOURCES = tests/plugins/good.c
+tests_plugins_good_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_good_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/abi_major.la
+tests_plugins_abi_major_la_SOURCES = tests/plugins/abi_major.c
+tests_plugins_abi_major_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_abi_major_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/newer_minor.la
+tests_plugins_newer_minor_la_SOURCES = tests/plugins/newer_minor.c
+tests_plugins_newer_minor_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_newer_minor_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/no_symbol.la
+tests_plugins_no_symbol_la_SOURCES = tests/plugins/no_symbol.c
+# An export list that matches nothing is a syntax error in GNU ld's version
+# script, so this one exports its misnamed descriptor instead.
+tests_plugins_no_symbol_la_LDFLAGS = -module -avoid-version -shared \
+	-export-symbols-regex '^mcpd_plugin_v0$$' -rpath /nowhere
+tests_plugins_no_symbol_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/init_fails.la
+tests_plugins_init_fails_la_SOURCES = tests/plugins/init_fails.c
+tests_plugins_init_fails_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_init_fails_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/null_name.la
+tests_plugins_null_name_la_SOURCES = tests/plugins/null_name.c
+tests_plugins_null_name_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_null_name_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/bad_schema.la
+tests_plugins_bad_schema_la_SOURCES = tests/plugins/bad_schema.c
+tests_plugins_bad_schema_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_bad_schema_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/schema_not_object.la
+tests_plugins_schema_not_object_la_SOURCES = tests/plugins/schema_not_object.c
+tests_plugins_schema_not_object_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_schema_not_object_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/dup_a.la
+tests_plugins_dup_a_la_SOURCES = tests/plugins/dup_a.c
+tests_plugins_dup_a_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_dup_a_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/dup_b.la
+tests_plugins_dup_b_la_SOURCES = tests/plugins/dup_b.c
+tests_plugins_dup_b_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_dup_b_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/bad_name.la
+tests_plugins_bad_name_la_SOURCES = tests/plugins/bad_name.c
+tests_plugins_bad_name_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_bad_name_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/reload_v1.la
+tests_plugins_reload_v1_la_SOURCES = tests/plugins/reload_v1.c
+tests_plugins_reload_v1_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_reload_v1_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/reload_v2.la
+tests_plugins_reload_v2_la_SOURCES = tests/plugins/reload_v2.c
+tests_plugins_reload_v2_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_reload_v2_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/many.la
+tests_plugins_many_la_SOURCES = tests/plugins/many.c
+tests_plugins_many_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_many_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/printf_init.la
+tests_plugins_printf_init_la_SOURCES = tests/plugins/printf_init.c
+tests_plugins_printf_init_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_printf_init_la_LIBADD = $(JSONC_LIBS)

@@ -1,0 +1,1 @@
+# see tests/local.mk
