@@ -208,11 +208,9 @@ END {
 
   if (have_many == "yes") {
     q = ratio_list("tools", "p50", "10000", "10")
-    printf "%-34s %10s %10s %6.2f  %-9s %s\n", \
-      "echo p50 us, 10000 tools vs 10", \
+    row("echo p50 us, 10000 tools vs 10", \
       sprintf("%.1f", median(p50list("10000"))), \
-      sprintf("%.1f", median(p50list("10"))), q, "<=1.2", \
-      q > 0 && q <= 1.2 ? "PASS" : "MISS"
+      sprintf("%.1f", median(p50list("10"))), q, "<=1.2", q > 0 && q <= 1.2)
     print "(tools row: both columns are mcpd, with 10000 and with 10 tools)"
   } else {
     printf "%-34s %10s\n", "echo p50 us, 10000 tools vs 10", \

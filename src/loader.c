@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -174,6 +176,65 @@ fail:
   close(out);
   unlink(dst);
   return -1;
+}
+
+/* Checks that the private copy is a complete ELF shared object before
+ * dlopen maps it: a file caught half-written can have intact headers and
+ * truncated segments, and touching a mapping past the end of a file is
+ * SIGBUS.  ElfW() is the host's own class, which is the only one dlopen
+ * accepts anyway. */
+static int check_elf(const char *path, char *err, size_t errlen) {
+  ElfW(Ehdr) eh;
+  struct stat st;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int rc = -1;
+
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(err, errlen, "cannot read private copy: %s", strerror(errno));
+    goto out;
+  }
+  if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+      memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+    snprintf(err, errlen, "not an ELF file (is it a shared object?)");
+    goto out;
+  }
+  if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)) {
+    snprintf(err, errlen, "ELF class does not match this host (built for "
+             "another architecture?)");
+    goto out;
+  }
+  if (eh.e_type != ET_DYN) {
+    snprintf(err, errlen, "ELF file is not a shared object (build it with "
+             "-shared)");
+    goto out;
+  }
+  if (eh.e_phentsize != sizeof(ElfW(Phdr)) ||
+      (uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)) >
+          (uint64_t)st.st_size ||
+      (eh.e_shoff != 0 &&
+       (uint64_t)eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize >
+           (uint64_t)st.st_size)) {
+    snprintf(err, errlen, "truncated ELF file (still being written?)");
+    goto out;
+  }
+  for (unsigned i = 0; i < eh.e_phnum; i++) {
+    ElfW(Phdr) ph;
+    if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+        (ssize_t)sizeof(ph)) {
+      snprintf(err, errlen, "truncated ELF file (still being written?)");
+      goto out;
+    }
+    if (ph.p_type == PT_LOAD &&
+        (uint64_t)ph.p_offset + ph.p_filesz > (uint64_t)st.st_size) {
+      snprintf(err, errlen, "truncated ELF file (still being written?)");
+      goto out;
+    }
+  }
+  rc = 0;
+out:
+  if (fd >= 0)
+    close(fd);
+  return rc;
 }
 
 static plugin *find_by_path(loader *l, const char *path) {
@@ -417,6 +478,10 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->ino = st.st_ino;
   p->size = st.st_size;
   p->mtime = st.st_mtim;
+  if (check_elf(copy, err, sizeof(err)) != 0) {
+    unlink(copy);
+    goto fail;
+  }
 
   p->dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
   unlink(copy);

@@ -65,7 +65,7 @@ export PKG_CONFIG_PATH
 cflags=$("$PKG_CONFIG" --cflags mcpd) || fail "pkg-config --cflags mcpd failed"
 case $cflags in
   *"-I$tmp/root"*) ;;
-  *) fail "pkg-config --cflags mcpd does not point into the staging root: $cflags" ;;
+  *) fail "pkg-config --cflags mcpd misses the staging root: $cflags" ;;
 esac
 
 {
@@ -94,5 +94,5 @@ case $out in
   *"Hello, World!"*) ;;
   *) fail "mcpd --call hello printed '$out', expected 'Hello, World!'" ;;
 esac
-echo "oot-test: hello.so built out of tree and answered: $out"
+echo "oot-test: hello.so, built out of tree, answered \"Hello, World!\""
 exit 0

@@ -27,65 +27,71 @@ async function assertAlive(mcpd) {
 }
 
 /**
- * Sends `line` (exactly these bytes) to an initialized mcpd and checks that
- * exactly one error comes back with `code` (or one of a list), and id `id` (null, or any of a
- * list of acceptable ids), then that ping is still answered and nothing else
- * was written.
+ * Sends `line` (exactly these bytes) to an initialized mcpd, then a ping as
+ * a barrier, and checks that exactly one error came back for the line, with
+ * `code` (or one of a list) and id `id` (or one of a list), that the ping
+ * was answered, and that nothing else was written.
  */
 async function expectErrorFor(t, line, code, id, opts = {}) {
   const mcpd = await session(t, opts);
+  const before = mcpd.messages.length;
   await mcpd.write(line);
-  const res = await nextError(mcpd);
+  await mcpd.write('{"jsonrpc":"2.0","id":"barrier","method":"ping"}\n');
+  const barrier = await mcpd.response('barrier');
+  assert.deepEqual(barrier.result, {}, `ping after the bad line: ${JSON.stringify(barrier)}`);
+  await sleep(50);
+  const answers = mcpd.messages.slice(before).filter((m) => m.id !== 'barrier');
+  const shown = JSON.stringify(Buffer.isBuffer(line) ? line.toString('latin1').slice(0, 100) : String(line).slice(0, 100));
+  assert.equal(answers.length, 1, `want exactly one error for ${shown}, got ${JSON.stringify(answers).slice(0, 500)}`);
+  const [res] = answers;
+  assert.ok('error' in res, `${shown} was accepted: ${JSON.stringify(res).slice(0, 500)}`);
   const codes = Array.isArray(code) ? code : [code];
-  assert.ok(codes.includes(res.error.code), `error code for ${JSON.stringify(String(line).slice(0, 80))}: want ${codes}, got ${JSON.stringify(res)}`);
+  assert.ok(codes.includes(res.error.code), `error code for ${shown}: want ${codes}, got ${JSON.stringify(res)}`);
   const ids = Array.isArray(id) ? id : [id];
   assert.ok(
     ids.some((want) => JSON.stringify(want) === JSON.stringify(res.id)),
     `id ${JSON.stringify(res.id)} is not one of ${JSON.stringify(ids)}`,
   );
-  await assertAlive(mcpd);
-  await sleep(50);
-  // initialize + the error + ping: exactly one response per request.
-  assert.equal(responses(mcpd).length, 3, `responses: ${JSON.stringify(responses(mcpd))}`);
+  assert.deepEqual(protocolProblems(mcpd), []);
   return { mcpd, res };
 }
 
 describe('parse errors (-32700, id null)', () => {
   const cases = {
     'garbage text': 'this is not json\n',
-    'truncated JSON': '{"jsonrpc":"2.0","id":1,"method":"ping"\n',
-    'unterminated string': '{"jsonrpc":"2.0","id":1,"method":"ping\n',
-    'trailing comma': '{"jsonrpc":"2.0","id":1,"method":"ping",}\n',
-    'two values on one line': '{"jsonrpc":"2.0","id":1,"method":"ping"} {"jsonrpc":"2.0","id":2,"method":"ping"}\n',
+    'truncated JSON': '{"jsonrpc":"2.0","id":901,"method":"ping"\n',
+    'unterminated string': '{"jsonrpc":"2.0","id":901,"method":"ping\n',
+    'trailing comma': '{"jsonrpc":"2.0","id":901,"method":"ping",}\n',
+    'two values on one line': '{"jsonrpc":"2.0","id":901,"method":"ping"} {"jsonrpc":"2.0","id":902,"method":"ping"}\n',
     'single quotes': "{'jsonrpc':'2.0','id':1,'method':'ping'}\n",
     'NUL bytes only': Buffer.from([0, 0, 0, 0x0a]),
     'NUL byte inside a message': Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,'),
+      Buffer.from('{"jsonrpc":"2.0","id":901,'),
       Buffer.from([0]),
       Buffer.from('"method":"ping"}\n'),
     ]),
     'NUL byte after a complete message': Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+      Buffer.from('{"jsonrpc":"2.0","id":901,"method":"ping"}'),
       Buffer.from([0, 0]),
       Buffer.from('\n'),
     ]),
     'invalid UTF-8 (0xff) in a string': Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"a'),
+      Buffer.from('{"jsonrpc":"2.0","id":901,"method":"ping","params":{"x":"a'),
       Buffer.from([0xff, 0xfe]),
       Buffer.from('"}}\n'),
     ]),
     'overlong UTF-8 encoding': Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'),
+      Buffer.from('{"jsonrpc":"2.0","id":901,"method":"ping","params":{"x":"'),
       Buffer.from([0xc0, 0xaf]),
       Buffer.from('"}}\n'),
     ]),
     'UTF-8 encoded surrogate': Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'),
+      Buffer.from('{"jsonrpc":"2.0","id":901,"method":"ping","params":{"x":"'),
       Buffer.from([0xed, 0xa0, 0x80]),
       Buffer.from('"}}\n'),
     ]),
     'truncated UTF-8 sequence': Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'),
+      Buffer.from('{"jsonrpc":"2.0","id":901,"method":"ping","params":{"x":"'),
       Buffer.from([0xe2, 0x82]),
       Buffer.from('"}}\n'),
     ]),
@@ -95,7 +101,7 @@ describe('parse errors (-32700, id null)', () => {
     test(name, async (t) => {
       const { mcpd } = await expectErrorFor(t, line, -32700, null);
       // The request inside the bad line must not have been answered.
-      assert.ok(!mcpd.messages.some((m) => m.id === 1 || m.id === 2), 'a bad line was answered as a request');
+      assert.ok(!mcpd.messages.some((m) => m.id === 901 || m.id === 902), 'a bad line was answered as a request');
     });
   }
 });
@@ -172,8 +178,9 @@ describe('method and params errors', () => {
   test('tools/call with params an array -> -32602', async (t) => {
     await expectErrorFor(t, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":["echo"]}\n', -32602, 3);
   });
-  test('tools/call with params a string -> -32602', async (t) => {
-    await expectErrorFor(t, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"echo"}\n', -32602, 3);
+  test('tools/call with params a string -> -32602 (or -32600: not structured)', async (t) => {
+    // JSON-RPC 2.0 makes a non-structured params an invalid Request object.
+    await expectErrorFor(t, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"echo"}\n', [-32602, -32600], 3);
   });
   test('tools/call with arguments not an object -> -32602', async (t) => {
     await expectErrorFor(
