@@ -6,11 +6,11 @@ plugins_echo_la_SOURCES = plugins/echo/echo.c
 plugins_echo_la_LDFLAGS = $(PLUGIN_LDFLAGS)
 plugins_echo_la_LIBADD = $(JSONC_LIBS)
 
-# configure does not probe for libm; every platform mcpd targets has one.
+# calc needs libm (LT_LIB_M in configure.ac).
 plugins_LTLIBRARIES += plugins/calc.la
 plugins_calc_la_SOURCES = plugins/calc/calc.c
 plugins_calc_la_LDFLAGS = $(PLUGIN_LDFLAGS)
-plugins_calc_la_LIBADD = $(JSONC_LIBS) -lm
+plugins_calc_la_LIBADD = $(JSONC_LIBS) $(LIBM)
 
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,

@@ -204,7 +204,11 @@ typedef struct mcpd_prompt {
   void *reserved[4];
 } mcpd_prompt;
 
-/* Sentinels that close each table. */
+/* Sentinels that close each table.  An entry ends its table only when it is
+ * all zero where it matters: a tool whose name AND call are both NULL, a
+ * resource whose uri, name and read are NULL, a prompt whose name and get
+ * are NULL.  An entry with just one of them missing is an error the host
+ * reports, not an early end. */
 #define MCPD_TOOL_END {0}
 #define MCPD_RESOURCE_END {0}
 #define MCPD_RESOURCE_TEMPLATE_END {0}
@@ -244,7 +248,7 @@ struct mcpd_host {
                       const char *mime_type);
   int (*result_audio)(mcpd_call *call, const char *data,
                       const char *mime_type);
-  /* `title`, `description`, `mime_type` may be NULL. */
+  /* `description` and `mime_type` may be NULL. */
   int (*result_resource_link)(mcpd_call *call, const char *uri,
                               const char *name, const char *description,
                               const char *mime_type);
@@ -287,6 +291,14 @@ struct mcpd_host {
   int (*add_tool)(mcpd_self *self, const mcpd_tool *tool);
   /* Removes a tool this plugin added or declared. */
   int (*remove_tool)(mcpd_self *self, const char *name);
+
+  /* --- conveniences ----------------------------------------------------- */
+  /* printf into one text content block. */
+  int (*result_textf)(mcpd_call *call, const char *fmt, ...)
+      MCPD_PRINTF(2, 3);
+  /* The name the call was made under, so tools added at run time can share
+   * one callback.  Valid while the call is in flight. */
+  const char *(*call_tool_name)(mcpd_call *call);
   /* Appends go here; never reorder what is above. */
 };
 typedef struct mcpd_host mcpd_host;
@@ -301,7 +313,10 @@ typedef int (*mcpd_init_cb)(const mcpd_host *host, mcpd_self *self,
                             json_object *config, void **state,
                             char **errmsg);
 /* fini() is called exactly once, after the last call into the plugin ended,
- * also when init() failed.  `state` may be NULL. */
+ * also when init() failed.  `state` may be NULL.  The host unloads the
+ * image as soon as fini() returns, so fini() MUST join every thread the
+ * plugin started (for example the workers of MCPD_EXEC_ASYNC tools) and
+ * MUST NOT leave callbacks registered anywhere. */
 typedef void (*mcpd_fini_cb)(void *state);
 
 typedef struct mcpd_plugin_descriptor {

@@ -205,6 +205,27 @@ static int host_result_error(mcpd_call *call, const char *fmt, ...) {
   return rc;
 }
 
+static int host_result_textf(mcpd_call *call, const char *fmt, ...) {
+  va_list ap;
+  char *text;
+  int rc;
+
+  if (!usable(call) || fmt == NULL)
+    return MCPD_ERROR;
+  va_start(ap, fmt);
+  text = host_vmprintf(fmt, ap);
+  va_end(ap);
+  if (text == NULL)
+    return MCPD_ERROR;
+  rc = host_result_text(call, text);
+  free(text);
+  return rc;
+}
+
+static const char *host_call_tool_name(mcpd_call *call) {
+  return call ? call->tool->name : NULL;
+}
+
 static int host_result_json(mcpd_call *call, json_object *result) {
   if (!usable(call)) {
     json_object_put(result);
@@ -345,4 +366,6 @@ const mcpd_host call_host_api = {
     .call_self = host_call_self,
     .add_tool = host_add_tool,
     .remove_tool = host_remove_tool,
+    .result_textf = host_result_textf,
+    .call_tool_name = host_call_tool_name,
 };

@@ -18,14 +18,59 @@ const char *jsonrpc_strerror(int code) {
   }
 }
 
+/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing past
+ * U+10FFFF.  json-c's own check lets overlong forms through. */
+static int utf8_valid(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t need;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      need = 2;
+      if (c == 0xE0)
+        lo = 0xA0; /* overlong */
+      else if (c == 0xED)
+        hi = 0x9F; /* surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      need = 3;
+      if (c == 0xF0)
+        lo = 0x90; /* overlong */
+      else if (c == 0xF4)
+        hi = 0x8F; /* past U+10FFFF */
+    } else
+      return 0;
+    if (n - i <= need)
+      return 0;
+    if (s[i + 1] < lo || s[i + 1] > hi)
+      return 0;
+    for (size_t k = 2; k <= need; k++)
+      if ((s[i + k] & 0xC0) != 0x80)
+        return 0;
+    i += need + 1;
+  }
+  return 1;
+}
+
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why) {
   json_object *obj;
   enum json_tokener_error err;
+  int finished_early = 0;
 
   *out = NULL;
   if (memchr(line, '\0', len) != NULL) {
     *why = "message contains a NUL byte";
+    return JSONRPC_PARSE_ERROR;
+  }
+  if (!utf8_valid((const unsigned char *)line, len)) {
+    *why = "message is not valid UTF-8";
     return JSONRPC_PARSE_ERROR;
   }
   if (len > INT32_MAX) {
@@ -35,6 +80,13 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
   json_tokener_reset(tok);
   obj = json_tokener_parse_ex(tok, line, (int)len);
   err = json_tokener_get_error(tok);
+  if (err == json_tokener_continue && obj == NULL) {
+    /* A bare number or literal may still be waiting for a delimiter: end
+     * the input explicitly. */
+    obj = json_tokener_parse_ex(tok, "", 1);
+    err = json_tokener_get_error(tok);
+    finished_early = 1;
+  }
   if (err == json_tokener_continue) {
     /* The line ended inside a value: truncated JSON. */
     json_object_put(obj);
@@ -47,7 +99,8 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     return JSONRPC_PARSE_ERROR;
   }
   /* Only whitespace may follow the value. */
-  for (size_t i = json_tokener_get_parse_end(tok); i < len; i++) {
+  for (size_t i = finished_early ? len : json_tokener_get_parse_end(tok);
+       i < len; i++) {
     char c = line[i];
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
       json_object_put(obj);

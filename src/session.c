@@ -59,8 +59,7 @@ session *session_new(struct server *srv, session_send_fn send,
     free(s);
     return NULL;
   }
-  json_tokener_set_flags(s->tok,
-                         JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+  json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
   s->srv = srv;
   s->send = send;
   s->transport = transport;

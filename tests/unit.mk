@@ -1,1 +1,29 @@
-# see tests/local.mk
+# Check unit suites, one program with a suite per unit (framer, jsonrpc,
+# negotiation, session, schema, registry, loader, crash, tools).  The loader,
+# crash and tools suites load the check-only fixture plugins from
+# tests/plugins.mk and the bundled echo plugin, so both directories are
+# compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
+# everything without fork under valgrind with CK_FORK=no (leave out the
+# crash suite then: its test is meant to die of SIGSEGV).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/unit_tests
+TESTS += tests/unit/unit_tests
+
+tests_unit_unit_tests_SOURCES = \
+	tests/unit/unit.h \
+	tests/unit/harness.c \
+	tests/unit/main.c \
+	tests/unit/test_framer.c \
+	tests/unit/test_jsonrpc.c \
+	tests/unit/test_session.c \
+	tests/unit/test_schema.c \
+	tests/unit/test_registry.c \
+	tests/unit/test_loader.c \
+	tests/unit/test_tools.c
+tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
+	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'
+tests_unit_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_unit_tests_LDADD = src/libmcpdcore.la \
+	$(CHECK_LIBS) $(JSONC_LIBS) $(UV_LIBS)
+endif

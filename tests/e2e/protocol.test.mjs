@@ -640,6 +640,29 @@ describe('tool calls (good.so)', () => {
     assert.ok(!mcpd.messages.some((m) => m.id === 'cancel-me'), 'a response was sent for a cancelled request');
   });
 
+  for (const token of ['tok-1', 7]) {
+    test(`progress: token ${JSON.stringify(token)} echoed verbatim, increasing, none after the response`, async (t) => {
+      const mcpd = await session(t, { plugins });
+      const res = await mcpd.request('tools/call', { name: 'progress', arguments: { steps: 4 } }, { meta: { progressToken: token } });
+      assert.ok('result' in res, JSON.stringify(res));
+      const answeredAt = mcpd.messages.indexOf(res);
+      await assertAlive(mcpd);
+      await sleep(100);
+      const progress = mcpd.messages.filter((m) => m.method === 'notifications/progress');
+      assert.ok(progress.length >= 1, 'no notifications/progress');
+      for (const p of progress) {
+        assert.deepEqual(p.params.progressToken, token, `token changed: ${JSON.stringify(p)}`);
+        assert.ok(mcpd.messages.indexOf(p) < answeredAt, `progress after the response: ${JSON.stringify(p)}`);
+      }
+      for (let i = 1; i < progress.length; i++) assert.ok(progress[i].params.progress > progress[i - 1].params.progress);
+      // Without a token, no progress notifications at all.
+      const before = mcpd.messages.length;
+      await mcpd.callTool('progress', { steps: 3 });
+      await assertAlive(mcpd);
+      assert.ok(!mcpd.messages.slice(before).some((m) => m.method === 'notifications/progress'));
+    });
+  }
+
   test('logging/setLevel filters notifications/message', async (t) => {
     const mcpd = await session(t, { plugins });
     assert.deepEqual(await mcpd.call('logging/setLevel', { level: 'warning' }), {});

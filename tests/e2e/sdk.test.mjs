@@ -134,6 +134,31 @@ describe('official SDK client', () => {
     assert.equal(resultText(res).trim(), '42');
   });
 
+  test('good.so tools carry outputSchema and annotations', async (t) => {
+    const { client } = await connect(t, ['good']);
+    const { tools } = await client.listTools();
+    const add = tools.find((x) => x.name === 'add');
+    assert.equal(add.outputSchema?.type, 'object', JSON.stringify(add));
+    assert.equal(add.annotations?.readOnlyHint, true, JSON.stringify(add));
+    // A tool declared without a schema still gets an object inputSchema.
+    const log = tools.find((x) => x.name === 'log');
+    assert.equal(log.inputSchema?.type, 'object', JSON.stringify(log));
+  });
+
+  test('aborting a call (AbortSignal) cancels it; the session goes on', { timeout: 30000 }, async (t) => {
+    const { client } = await connect(t, ['good']);
+    const controller = new AbortController();
+    const pending = client.callTool({ name: 'slow', arguments: { ms: 5000 } }, undefined, { signal: controller.signal });
+    await sleep(200);
+    controller.abort('test');
+    await assert.rejects(pending);
+    const started = Date.now();
+    const res = await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } });
+    assert.equal(resultText(res).trim(), '2');
+    assert.deepEqual(await client.ping(), {});
+    assert.ok(Date.now() - started < 4000, 'the session waited for the cancelled call');
+  });
+
   test('20 concurrent slow calls do not delay ping', { timeout: 120000 }, async (t) => {
     const { client } = await connect(t, ['good']);
     const start = Date.now();

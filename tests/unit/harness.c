@@ -1,0 +1,317 @@
+/* harness.c -- a real server and session for the unit suites, without a
+ * transport.  See unit.h. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jsonrpc.h"
+#include "loader.h"
+#include "log.h"
+#include "unit.h"
+
+/* Long enough for a loaded CI machine, short enough to fail before
+ * Check's own timeout kills the test without a message. */
+#define HARNESS_WAIT_MS 5000
+
+static const char *tmp_base(void) {
+  const char *base = getenv("TMPDIR");
+  return base != NULL && base[0] == '/' ? base : "/tmp";
+}
+
+void harness_init(harness *h, const char *const *extra) {
+  char *argv[32];
+  int argc = 0;
+  int fd;
+
+  memset(h, 0, sizeof(*h));
+  h->log_fd = -1;
+  snprintf(h->dir, sizeof(h->dir), "%s/mcpd-unit-XXXXXX", tmp_base());
+  ck_assert_msg(mkdtemp(h->dir) != NULL, "mkdtemp: %s", strerror(errno));
+  ck_assert_int_eq(chmod(h->dir, 0700), 0);
+
+  snprintf(h->log_path, sizeof(h->log_path), "%s/mcpd-unit-log-XXXXXX",
+           tmp_base());
+  fd = mkstemp(h->log_path);
+  ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
+  h->log_fd = fd;
+  log_set_fd(fd);
+  log_set_level(LOG_LEVEL_INFO);
+
+  argv[argc++] = (char *)"mcpd";
+  argv[argc++] = (char *)"--plugins";
+  argv[argc++] = h->dir;
+  argv[argc++] = (char *)"--no-watch";
+  for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
+    ck_assert_int_lt(argc, 31);
+    argv[argc++] = (char *)extra[i];
+  }
+  argv[argc] = NULL;
+  ck_assert_int_eq(options_parse(&h->opts, argc, argv), 0);
+
+  ck_assert_int_eq(uv_loop_init(&h->loop), 0);
+  ck_assert_int_eq(server_init(&h->srv, &h->loop, &h->opts), 0);
+  ck_assert_int_eq(uv_timer_init(&h->loop, &h->deadline), 0);
+  h->deadline.data = h;
+}
+
+static void capture_send(session *s, json_object *msg) {
+  capture *c = s->transport;
+  size_t len;
+  const char *text = jsonrpc_to_string(msg, &len);
+
+  if (c->n == c->cap) {
+    c->cap = c->cap ? c->cap * 2 : 16;
+    c->msgs = realloc(c->msgs, c->cap * sizeof(*c->msgs));
+    ck_assert_ptr_nonnull(c->msgs);
+  }
+  c->msgs[c->n] = strdup(text);
+  ck_assert_ptr_nonnull(c->msgs[c->n]);
+  c->n++;
+  json_object_put(msg);
+}
+
+void harness_session(harness *h) {
+  h->session = session_new(&h->srv, capture_send, &h->cap);
+  ck_assert_ptr_nonnull(h->session);
+  h->srv.session = h->session;
+}
+
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[PATH_MAX * 2];
+
+  if (d == NULL)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+void harness_clear(harness *h) {
+  for (size_t i = 0; i < h->cap.n; i++)
+    free(h->cap.msgs[i]);
+  h->cap.n = 0;
+}
+
+void harness_free(harness *h) {
+  if (h->session != NULL) {
+    h->srv.session = NULL;
+    session_free(h->session);
+    h->session = NULL;
+  }
+  /* Unloads every plugin and closes every handle, the deadline timer
+   * included; the loop then has nothing left to run. */
+  server_shutdown(&h->srv, "test done");
+  ck_assert_int_eq(uv_run(&h->loop, UV_RUN_DEFAULT), 0);
+  ck_assert_msg(!h->srv.exit_hard, "calls were still running at exit");
+  server_free(&h->srv);
+  ck_assert_int_eq(uv_loop_close(&h->loop), 0);
+  options_free(&h->opts);
+  harness_clear(h);
+  free(h->cap.msgs);
+  h->cap.msgs = NULL;
+  remove_tree(h->dir);
+  log_set_fd(2);
+  if (h->log_fd >= 0) {
+    close(h->log_fd);
+    unlink(h->log_path);
+    h->log_fd = -1;
+  }
+}
+
+const char *harness_path(harness *h, const char *name) {
+  static char path[PATH_MAX * 2];
+  snprintf(path, sizeof(path), "%s/%s", h->dir, name);
+  return path;
+}
+
+static void write_file(const char *path, const char *data, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  size_t off = 0;
+
+  ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+  while (off < len) {
+    ssize_t w = write(fd, data + off, len - off);
+    ck_assert_msg(w > 0, "write %s: %s", path, strerror(errno));
+    off += (size_t)w;
+  }
+  /* Whatever the umask, the mode is exactly 0644. */
+  ck_assert_int_eq(fchmod(fd, 0644), 0);
+  ck_assert_int_eq(close(fd), 0);
+}
+
+static char *read_file(const char *path, size_t *len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  size_t cap = 65536, n = 0;
+  char *buf;
+
+  ck_assert_msg(fd >= 0, "open %s: %s (run `make check` to build it)", path,
+                strerror(errno));
+  buf = malloc(cap + 1);
+  ck_assert_ptr_nonnull(buf);
+  for (;;) {
+    ssize_t r;
+    if (n == cap) {
+      cap *= 2;
+      buf = realloc(buf, cap + 1);
+      ck_assert_ptr_nonnull(buf);
+    }
+    r = read(fd, buf + n, cap - n);
+    ck_assert_msg(r >= 0, "read %s: %s", path, strerror(errno));
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  close(fd);
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+void harness_copy(harness *h, const char *fixture, const char *name) {
+  char src[PATH_MAX * 2];
+  char *data;
+  size_t len;
+
+  if (fixture[0] == '/')
+    snprintf(src, sizeof(src), "%s", fixture);
+  else
+    snprintf(src, sizeof(src), "%s/%s", MCPD_FIXTURES_DIR, fixture);
+  data = read_file(src, &len);
+  write_file(harness_path(h, name), data, len);
+  free(data);
+}
+
+void harness_write(harness *h, const char *name, const char *data,
+                   size_t len) {
+  write_file(harness_path(h, name), data, len);
+}
+
+char *harness_log(harness *h) {
+  size_t len;
+  return read_file(h->log_path, &len);
+}
+
+size_t harness_error_lines(harness *h, char **out) {
+  char *log = harness_log(h);
+  size_t n = 0;
+
+  if (out != NULL)
+    *out = NULL;
+  for (char *line = log, *end; *line != '\0'; line = end + 1) {
+    end = strchr(line, '\n');
+    if (end == NULL)
+      end = line + strlen(line) - 1;
+    if (strncmp(line, "mcpd: error: ", 13) == 0) {
+      if (n == 0 && out != NULL)
+        *out = strndup(line, (size_t)(end - line));
+      n++;
+    }
+  }
+  free(log);
+  return n;
+}
+
+void harness_line(harness *h, const char *line) {
+  ck_assert_ptr_nonnull(h->session);
+  session_handle_line(h->session, line, strlen(line));
+}
+
+static void deadline_cb(uv_timer_t *timer) {
+  harness *h = timer->data;
+  h->timed_out = 1;
+}
+
+void harness_wait(harness *h, size_t n) {
+  h->timed_out = 0;
+  ck_assert_int_eq(
+      uv_timer_start(&h->deadline, deadline_cb, HARNESS_WAIT_MS, 0), 0);
+  while (h->cap.n < n && !h->timed_out)
+    uv_run(&h->loop, UV_RUN_ONCE);
+  uv_timer_stop(&h->deadline);
+  ck_assert_msg(!h->timed_out, "waited %d ms for %zu messages, got %zu",
+                HARNESS_WAIT_MS, n, h->cap.n);
+}
+
+void harness_turn(harness *h) {
+  uv_run(&h->loop, UV_RUN_NOWAIT);
+}
+
+json_object *harness_msg(harness *h, size_t i) {
+  ck_assert_msg(i < h->cap.n, "message %zu of %zu", i, h->cap.n);
+  return parse_json(h->cap.msgs[i]);
+}
+
+void harness_initialize(harness *h, const char *version) {
+  char line[512];
+  json_object *msg;
+
+  snprintf(line, sizeof(line),
+           "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
+           "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+           "\"clientInfo\":{\"name\":\"unit\",\"version\":\"0\"}}}",
+           version);
+  harness_clear(h);
+  harness_line(h, line);
+  ck_assert_uint_eq(h->cap.n, 1);
+  msg = harness_msg(h, 0);
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.protocolVersion")),
+      session_negotiate(version));
+  json_object_put(msg);
+  harness_line(h, "{\"jsonrpc\":\"2.0\","
+                  "\"method\":\"notifications/initialized\"}");
+  ck_assert_uint_eq(h->cap.n, 1);
+  ck_assert(h->session->ready);
+  harness_clear(h);
+}
+
+json_object *parse_json(const char *text) {
+  json_object *obj = json_tokener_parse(text);
+  ck_assert_msg(obj != NULL || strcmp(text, "null") == 0,
+                "not valid JSON: %s", text);
+  return obj;
+}
+
+json_object *json_path(json_object *obj, const char *path) {
+  char buf[256];
+  char *save = NULL;
+
+  snprintf(buf, sizeof(buf), "%s", path);
+  for (char *key = strtok_r(buf, ".", &save); key != NULL && obj != NULL;
+       key = strtok_r(NULL, ".", &save)) {
+    if (json_object_is_type(obj, json_type_array)) {
+      char *end;
+      long i = strtol(key, &end, 10);
+      obj = *end == '\0' && i >= 0
+                ? json_object_array_get_idx(obj, (size_t)i)
+                : NULL;
+    } else if (!json_object_object_get_ex(obj, key, &obj)) {
+      obj = NULL;
+    }
+  }
+  return obj;
+}
+
+int response_error_code(json_object *msg) {
+  json_object *code = json_path(msg, "error.code");
+  return code != NULL ? json_object_get_int(code) : 0;
+}
+
+const char *plain(json_object *obj) {
+  size_t len;
+  return jsonrpc_to_string(obj, &len);
+}

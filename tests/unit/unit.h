@@ -1,0 +1,105 @@
+/* unit.h -- the suites of tests/unit/unit_tests and the harness they share.
+ *
+ * The harness is a real server without a transport: options parsed from a
+ * command line, a libuv loop, server_init(), a plugin directory of its own,
+ * log lines captured in a file, and a session whose `send` keeps every
+ * message it is handed as serialized JSON, in order. */
+#ifndef MCPD_UNIT_H
+#define MCPD_UNIT_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include <check.h>
+#include <json-c/json.h>
+#include <uv.h>
+
+#include "options.h"
+#include "server.h"
+#include "session.h"
+
+#ifndef MCPD_FIXTURES_DIR
+#error "MCPD_FIXTURES_DIR must name the directory of the fixture plugins"
+#endif
+#ifndef MCPD_ECHO_SO
+#error "MCPD_ECHO_SO must name the built echo plugin"
+#endif
+
+Suite *framer_suite(void);
+Suite *jsonrpc_suite(void);
+Suite *negotiation_suite(void);
+Suite *session_suite(void);
+Suite *schema_suite(void);
+Suite *registry_suite(void);
+Suite *loader_suite(void);
+Suite *crash_suite(void);
+Suite *tools_suite(void);
+
+/* Every message the session sent, serialized, oldest first. */
+typedef struct capture {
+  char **msgs;
+  size_t n;
+  size_t cap;
+} capture;
+
+typedef struct harness {
+  char dir[PATH_MAX];      /* the private plugin directory (0700) */
+  char log_path[PATH_MAX]; /* where log lines go */
+  int log_fd;
+  options opts;
+  uv_loop_t loop;
+  server srv;
+  uv_timer_t deadline; /* bounds harness_wait() */
+  int timed_out;
+  session *session;
+  capture cap;
+} harness;
+
+/* Sets up a server whose only plugin directory is a fresh private one,
+ * with --no-watch and any `extra` arguments (NULL-terminated, may be NULL).
+ * Log output goes to a file read by harness_log(). */
+void harness_init(harness *h, const char *const *extra);
+/* Creates the session (srv.session) whose messages land in h->cap. */
+void harness_session(harness *h);
+/* Closes everything and asserts that the loop closes cleanly. */
+void harness_free(harness *h);
+
+/* Copies fixture `fixture` (a file name in MCPD_FIXTURES_DIR, or an absolute
+ * path) into the plugin directory as `name`, mode 0644. */
+void harness_copy(harness *h, const char *fixture, const char *name);
+/* Writes `len` bytes to `name` in the plugin directory, mode 0644. */
+void harness_write(harness *h, const char *name, const char *data,
+                   size_t len);
+/* The full path of `name` in the plugin directory (static buffer). */
+const char *harness_path(harness *h, const char *name);
+
+/* Everything logged so far (malloc'd, NUL-terminated). */
+char *harness_log(harness *h);
+/* Log lines at level error ("mcpd: error: ..."), counted and, when `out`
+ * is not NULL, the first of them copied out (malloc'd). */
+size_t harness_error_lines(harness *h, char **out);
+
+/* Feeds one message to the session. */
+void harness_line(harness *h, const char *line);
+/* Runs the loop until at least `n` messages were captured (or 5 seconds
+ * passed, which fails the test). */
+void harness_wait(harness *h, size_t n);
+/* Runs the loop once without blocking (timers due now fire). */
+void harness_turn(harness *h);
+/* Captured message `i`, parsed (the caller puts it). */
+json_object *harness_msg(harness *h, size_t i);
+/* Drops every captured message. */
+void harness_clear(harness *h);
+/* Sends initialize for `version` and checks the answer. */
+void harness_initialize(harness *h, const char *version);
+
+/* Parses `text` (must be valid JSON). */
+json_object *parse_json(const char *text);
+/* Looks up a dotted path ("error.code", "result.content") in `obj`. */
+json_object *json_path(json_object *obj, const char *path);
+/* The error code of a response, or 0 when it has none. */
+int response_error_code(json_object *msg);
+/* The serialization mcpd uses (plain, no escaped slashes). */
+const char *plain(json_object *obj);
+
+#endif
