@@ -253,10 +253,11 @@ static plugin *tool_conflict(loader *l, plugin *p, const char *name) {
   return NULL;
 }
 
-static int stage_tool(loader *l, plugin *p, reg_tool *t, char *err,
-                      size_t errlen) {
+static int stage_tool(loader *l, plugin *p, reg_tool *t, failure_kind *kind,
+                      char *err, size_t errlen) {
   plugin *other = tool_conflict(l, p, t->name);
   if (other != NULL) {
+    *kind = FAILURE_CONFLICT;
     snprintf(err, errlen,
              "tool \"%s\" is already offered by plugin \"%s\" (%s)", t->name,
              other->name, other->path);
@@ -271,7 +272,8 @@ static int stage_tool(loader *l, plugin *p, reg_tool *t, char *err,
   return 0;
 }
 
-static int check_tables(loader *l, plugin *p, char *err, size_t errlen) {
+static int check_tables(loader *l, plugin *p, failure_kind *kind, char *err,
+                        size_t errlen) {
   const mcpd_plugin_descriptor *d = p->desc;
   size_t i;
 
@@ -281,7 +283,7 @@ static int check_tables(loader *l, plugin *p, char *err, size_t errlen) {
     if (def->name == NULL && def->call == NULL)
       break;
     t = reg_tool_new(def, p, err, errlen);
-    if (t == NULL || stage_tool(l, p, t, err, errlen) != 0)
+    if (t == NULL || stage_tool(l, p, t, kind, err, errlen) != 0)
       return -1;
   }
   if (i == LOADER_MAX_ENTRIES) {
@@ -323,7 +325,8 @@ static int check_tables(loader *l, plugin *p, char *err, size_t errlen) {
   return 0;
 }
 
-static int check_descriptor(loader *l, plugin *p, char *err, size_t errlen) {
+static int check_descriptor(loader *l, plugin *p, failure_kind *kind,
+                            char *err, size_t errlen) {
   const mcpd_plugin_descriptor *d = p->desc;
 
   if (d->abi_major != MCPD_ABI_MAJOR || d->abi_minor > MCPD_ABI_MINOR) {
@@ -354,6 +357,7 @@ static int check_descriptor(loader *l, plugin *p, char *err, size_t errlen) {
   }
   for (plugin *q = l->plugins; q; q = q->next)
     if (q != p->replacing && strcmp(q->name, d->name) == 0) {
+      *kind = FAILURE_CONFLICT;
       snprintf(err, errlen, "plugin name \"%s\" is already used by %s",
                d->name, q->path);
       return -1;
@@ -362,7 +366,8 @@ static int check_descriptor(loader *l, plugin *p, char *err, size_t errlen) {
 }
 
 static void record_failure(loader *l, const char *path, const char *reason,
-                           const struct stat *st) {
+                           failure_kind kind, const struct stat *st,
+                           const struct stat *dir) {
   load_failure *f;
   forget_failure(l, path);
   f = calloc(1, sizeof(*f));
@@ -370,10 +375,15 @@ static void record_failure(loader *l, const char *path, const char *reason,
     return;
   f->path = strdup(path);
   f->reason = strdup(reason);
-  if (st) {
-    f->size = st->st_size;
-    f->mtime = st->st_mtim;
-  }
+  f->kind = kind;
+  f->ino = st->st_ino;
+  f->size = st->st_size;
+  f->mode = st->st_mode;
+  f->mtime = st->st_mtim;
+  f->ctime = st->st_ctim;
+  f->dir_mode = dir->st_mode;
+  f->dir_uid = dir->st_uid;
+  f->generation = l->generation;
   f->next = l->failures;
   l->failures = f;
 }
@@ -407,6 +417,7 @@ static void commit(loader *l, plugin *p) {
   p->replacing = NULL;
   p->next = l->plugins;
   l->plugins = p;
+  l->generation++;
   server_registry_changed(l->srv);
   if (old != NULL)
     plugin_release(old);
@@ -417,6 +428,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   char err[1024] = "";
   char copy[4096];
   struct stat st, dst;
+  failure_kind kind = FAILURE_FILE;
   const char *base = strrchr(path, '/');
   plugin *p;
   void *sym;
@@ -434,6 +446,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->path = strdup(path);
   base = base ? base + 1 : path;
   memset(&st, 0, sizeof(st));
+  memset(&dst, 0, sizeof(dst));
 
   /* Refuse unsafe paths. */
   {
@@ -450,8 +463,11 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
       goto fail;
     }
     if (check_safe("directory", dir, &dst, srv->opts->allow_insecure, err,
-                   sizeof(err)) != 0)
+                   sizeof(err)) != 0) {
+      kind = FAILURE_DIR;
+      stat(path, &st);
       goto fail;
+    }
   }
   if (stat(path, &st) != 0) {
     snprintf(err, sizeof(err), "cannot stat: %s", strerror(errno));
@@ -505,12 +521,12 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
     goto fail;
   }
   p->desc = sym;
-  if (check_descriptor(l, p, err, sizeof(err)) != 0)
+  if (check_descriptor(l, p, &kind, err, sizeof(err)) != 0)
     goto fail;
   p->name = strdup(p->desc->name);
   p->version = strdup(p->desc->version);
   p->description = p->desc->description ? strdup(p->desc->description) : NULL;
-  if (check_tables(l, p, err, sizeof(err)) != 0)
+  if (check_tables(l, p, &kind, err, sizeof(err)) != 0)
     goto fail;
 
   if (p->desc->init) {
@@ -545,7 +561,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
 fail:
   log_error("plugin \"%s\": %s; %s", path, err,
             replacing ? "keeping the version already loaded" : "not loaded");
-  record_failure(l, path, err, &st);
+  record_failure(l, path, err, kind, &st, &dst);
   p->replacing = NULL;
   plugin_release(p);
   return NULL;
@@ -566,6 +582,7 @@ void loader_unload(loader *l, plugin *p) {
     p->live = 0;
     server_registry_changed(l->srv);
   }
+  l->generation++;
   log_info("unloaded plugin \"%s\" (%s)", p->name, p->path);
   plugin_release(p);
 }
@@ -575,7 +592,8 @@ int loader_add_tool(plugin *p, reg_tool *t) {
   char err[600];
 
   if (p->initing) {
-    if (stage_tool(l, p, t, err, sizeof(err)) != 0) {
+    failure_kind kind;
+    if (stage_tool(l, p, t, &kind, err, sizeof(err)) != 0) {
       log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
       return -1;
     }
@@ -626,13 +644,38 @@ static int cmp_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether `path` was already refused in exactly this state. */
+static int same_time(struct timespec a, struct timespec b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Whether `path` was already refused for a reason that still holds, so it
+ * is not tried (and reported) again on every scan. */
 static int failed_before(loader *l, const char *path, const struct stat *st) {
-  for (load_failure *f = l->failures; f; f = f->next)
-    if (strcmp(f->path, path) == 0)
-      return f->size == st->st_size &&
-             f->mtime.tv_sec == st->st_mtim.tv_sec &&
-             f->mtime.tv_nsec == st->st_mtim.tv_nsec;
+  for (load_failure *f = l->failures; f; f = f->next) {
+    if (strcmp(f->path, path) != 0)
+      continue;
+    /* chmod and chown change ctime only, so it is part of the identity. */
+    if (f->ino != st->st_ino || f->size != st->st_size ||
+        f->mode != st->st_mode || !same_time(f->mtime, st->st_mtim) ||
+        !same_time(f->ctime, st->st_ctim))
+      return 0;
+    switch (f->kind) {
+    case FAILURE_CONFLICT:
+      return f->generation == l->generation;
+    case FAILURE_DIR: {
+      struct stat dir;
+      char buf[4096];
+      const char *slash = strrchr(path, '/');
+      snprintf(buf, sizeof(buf), "%.*s",
+               slash && slash != path ? (int)(slash - path) : 1,
+               slash ? path : ".");
+      return stat(buf, &dir) == 0 && dir.st_mode == f->dir_mode &&
+             dir.st_uid == f->dir_uid;
+    }
+    default:
+      return 1;
+    }
+  }
   return 0;
 }
 

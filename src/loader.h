@@ -48,11 +48,26 @@ typedef struct plugin {
 
 /* A file that could not be loaded, kept for --list and for retrying when
  * it changes. */
+/* Why a file was refused decides when it is worth trying again. */
+typedef enum failure_kind {
+  FAILURE_FILE,     /* its content or mode: retry when the file changes */
+  FAILURE_DIR,      /* its directory's mode: retry when that changes */
+  FAILURE_CONFLICT  /* another plugin holds a name: retry when the set of
+                       loaded plugins changes */
+} failure_kind;
+
 typedef struct load_failure {
   char *path;
   char *reason;
+  failure_kind kind;
+  ino_t ino;
   off_t size;
+  mode_t mode;
   struct timespec mtime;
+  struct timespec ctime;
+  mode_t dir_mode;
+  uid_t dir_uid;
+  unsigned generation;
   struct load_failure *next;
 } load_failure;
 
@@ -60,6 +75,7 @@ typedef struct loader {
   struct server *srv;
   char *copy_dir; /* private directory for the copies we dlopen */
   unsigned seq;
+  unsigned generation; /* bumped whenever the live set changes */
   plugin *plugins; /* live instances */
   load_failure *failures;
 } loader;
