@@ -17,7 +17,8 @@ E2E_FILES = \
 	tests/e2e/protocol.test.mjs \
 	tests/e2e/lifecycle.test.mjs \
 	tests/e2e/sdk.test.mjs \
-	tests/e2e/loader.test.mjs
+	tests/e2e/loader.test.mjs \
+	tests/e2e/reload.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

@@ -39,11 +39,6 @@ export function pluginPath(name) {
     : path.join(BUILDDIR, 'tests', 'plugins', '.libs', `${base}.so`);
 }
 
-/** Whether the built plugin `name` exists (fixtures may not be built yet). */
-export function havePlugin(name) {
-  return fs.existsSync(pluginPath(name));
-}
-
 /* ------------------------------------------------------------------------ */
 /* Temporary directories and children, cleaned up whatever happens.         */
 
@@ -466,19 +461,6 @@ export function resultText(result) {
     .filter((c) => c.type === 'text')
     .map((c) => c.text)
     .join('');
-}
-
-/** Stderr lines that mention `needle` (a file name, usually). */
-export function linesMentioning(stderr, needle) {
-  return stderr.split('\n').filter((l) => l.includes(needle));
-}
-
-/** Spawns mcpd with a plugin dir of `names`, initialized; for t.after(). */
-export async function startWith(names, { args = [], version = LATEST, env } = {}) {
-  const dir = await makePluginDir(names);
-  const mcpd = new McpdProcess(args, { plugins: dir, env });
-  await mcpd.initialize(version);
-  return { mcpd, dir };
 }
 
 /**

@@ -4,10 +4,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import {
   MCPD,
   McpdProcess,
+  configFile,
   isResponse,
   makePluginDir,
   makeTempDir,
@@ -79,6 +81,48 @@ describe('shutdown', () => {
     const answers = mcpd.messages.filter((m) => isResponse(m) && m.id === 'inflight');
     assert.equal(answers.length, 1, `in-flight call not answered before exit: ${JSON.stringify(mcpd.messages)}`);
     assert.deepEqual(protocolProblems(mcpd), []);
+  });
+
+  test('the client closes its end of stdout (EPIPE) -> mcpd exits cleanly', async (t) => {
+    const mcpd = await session(t);
+    mcpd.child.stdout.destroy();
+    await sleep(100);
+    for (let i = 0; i < 5; i++) {
+      await mcpd.write({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(100000) } } });
+    }
+    const { code, signal } = await mcpd.waitExit(5000);
+    assert.equal(signal, null, `killed by ${signal}`);
+    assert.equal(code, 0, mcpd.stderr);
+  });
+
+  test('stdin and stdout may be regular files', async (t) => {
+    const dir = await makePluginDir(['echo']);
+    const tmp = await makeTempDir();
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'file', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'from a file' } } },
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+    ];
+    const input = await writeFile(tmp, 'in.jsonl', `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    const output = path.join(tmp, 'out.jsonl');
+    const inFd = fs.openSync(input, 'r');
+    const outFd = fs.openSync(output, 'w');
+    const child = track(spawn(MCPD, ['--plugins', dir, '--no-watch'], { stdio: [inFd, outFd, 'pipe'] }));
+    fs.closeSync(inFd);
+    fs.closeSync(outFd);
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    t.after(() => child.kill('SIGKILL'));
+    const { code, signal } = await withTimeout(exited, 10000, 'mcpd reading a file to exit');
+    assert.equal(signal, null);
+    assert.equal(code, 0, stderr);
+    const out = fs.readFileSync(output, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.deepEqual(out.map((m) => m.id), [1, 2, 3], JSON.stringify(out));
+    assert.equal(out[1].result.content[0].text, 'from a file');
   });
 
   test('parent death -> mcpd exits', { timeout: 30000 }, async (t) => {
@@ -188,8 +232,7 @@ describe('config file', () => {
   });
 
   test('an unknown key -> stderr names the file and the key, nonzero exit', async () => {
-    const dir = await makeTempDir();
-    const file = await writeFile(dir, 'typo-config.json', JSON.stringify({ instructionz: 'x' }));
+    const file = await configFile({ instructionz: 'x' }, 'typo-config.json');
     const res = await runMcpd(['--config', file, '--no-watch']);
     assert.notEqual(res.code, 0);
     assert.equal(res.stdout, '');
@@ -206,18 +249,16 @@ describe('config file', () => {
   });
 
   test('instructions appear in the initialize result', async (t) => {
-    const dir = await makeTempDir();
     const instructions = 'Use echo to repeat things.\nSecond line with "quotes" and ünïcödé.';
-    const file = await writeFile(dir, 'config.json', JSON.stringify({ instructions }));
+    const file = await configFile({ instructions });
     const mcpd = await session(t, { init: false, args: ['--config', file] });
     const init = await mcpd.initialize();
     assert.equal(init.instructions, instructions);
   });
 
   test('per-plugin config reaches the plugin', async (t) => {
-    const dir = await makeTempDir();
     const pluginConfig = { greeting: 'hello', n: 3, nested: { list: [1, 2] } };
-    const file = await writeFile(dir, 'config.json', JSON.stringify({ plugins: { good: pluginConfig } }));
+    const file = await configFile({ plugins: { good: pluginConfig } });
     const mcpd = await session(t, { plugins: ['good'], args: ['--config', file] });
     const res = await mcpd.callTool('config', {});
     assert.deepEqual(JSON.parse(resultText(res)), pluginConfig);

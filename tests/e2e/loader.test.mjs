@@ -9,6 +9,7 @@ import path from 'node:path';
 import {
   McpdProcess,
   makePluginDir,
+  makeTempDir,
   pluginPath,
   protocolProblems,
   resultText,
@@ -84,6 +85,8 @@ describe('broken plugins', () => {
       else if (!reason.test(lines[0])) failures.push(`${name}: line lacks ${reason}: ${lines[0]}`);
     }
     assert.deepEqual(failures, [], `stderr was:\n${stderr}`);
+    const unformatted = stderr.split('\n').filter((l) => l !== '' && !/^mcpd: (debug|info|warn|error): \S/.test(l));
+    assert.deepEqual(unformatted, [], 'every stderr line is "mcpd: <level>: <message>"');
     assert.deepEqual(problemLines(stderr, 'echo.so'), []);
     assert.deepEqual(problemLines(stderr, 'README.txt'), []);
     assert.deepEqual(protocolProblems(mcpd), []);
@@ -130,6 +133,56 @@ describe('broken plugins', () => {
     t.after(() => mcpd.close());
     await mcpd.initialize();
     assert.deepEqual(await toolNames(mcpd), ['echo']);
+  });
+});
+
+describe('plugin path', () => {
+  /** process.env without the variables that choose plugin directories. */
+  function baseEnv(extra) {
+    const env = { ...process.env, ...extra };
+    if (!('MCPD_PLUGIN_PATH' in extra)) delete env.MCPD_PLUGIN_PATH;
+    return env;
+  }
+
+  test('--plugins may repeat', async (t) => {
+    const a = await makePluginDir(['echo']);
+    const b = await makePluginDir(['calc']);
+    const mcpd = await start(t, [a, b]);
+    assert.deepEqual((await toolNames(mcpd)).sort(), ['calculate', 'echo']);
+  });
+
+  test('MCPD_PLUGIN_PATH (colon-separated) replaces the default path', async (t) => {
+    const a = await makePluginDir(['echo']);
+    const b = await makePluginDir(['calc']);
+    const xdg = await makeTempDir();
+    await fsp.mkdir(path.join(xdg, 'mcpd', 'plugins'), { recursive: true, mode: 0o755 });
+    await fsp.copyFile(pluginPath('good'), path.join(xdg, 'mcpd', 'plugins', 'good.so'));
+    const mcpd = new McpdProcess(['--no-watch'], { env: baseEnv({ MCPD_PLUGIN_PATH: `${a}:${b}`, XDG_DATA_HOME: xdg }) });
+    t.after(() => mcpd.close());
+    await mcpd.initialize();
+    assert.deepEqual((await toolNames(mcpd)).sort(), ['calculate', 'echo']);
+  });
+
+  test('without --plugins, $XDG_DATA_HOME/mcpd/plugins is searched', async (t) => {
+    const xdg = await makeTempDir();
+    const dir = path.join(xdg, 'mcpd', 'plugins');
+    await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+    await fsp.copyFile(pluginPath('echo'), path.join(dir, 'echo.so'));
+    await fsp.chmod(path.join(dir, 'echo.so'), 0o644);
+    const mcpd = new McpdProcess(['--no-watch'], { env: baseEnv({ XDG_DATA_HOME: xdg }) });
+    t.after(() => mcpd.close());
+    await mcpd.initialize();
+    assert.ok((await toolNames(mcpd)).includes('echo'), mcpd.stderr);
+    assert.equal(resultText(await mcpd.callTool('echo', { text: 'from xdg' })), 'from xdg');
+  });
+
+  test('a missing plugin directory is reported and mcpd keeps serving', async (t) => {
+    const good = await makePluginDir(['echo']);
+    const missing = path.join(good, 'does-not-exist');
+    const mcpd = await start(t, [missing, good]);
+    assert.deepEqual(await toolNames(mcpd), ['echo']);
+    await mcpd.close();
+    assert.equal(problemLines(mcpd.stderr, 'does-not-exist').length, 1, mcpd.stderr);
   });
 });
 

@@ -467,6 +467,15 @@ describe('lifecycle rules', () => {
       assert.equal(init.protocolVersion, LATEST);
     });
   }
+  test('initialize without a usable protocolVersion -> -32602, then a good one works', async (t) => {
+    const mcpd = await session(t, { init: false });
+    for (const params of [{}, { protocolVersion: 5, capabilities: {}, clientInfo: { name: 'x', version: '1' } }]) {
+      const res = await mcpd.request('initialize', params);
+      assert.equal(res.error?.code, -32602, JSON.stringify(res));
+    }
+    assert.equal((await mcpd.initialize()).protocolVersion, LATEST);
+  });
+
   test('a second initialize -> error, session unchanged', async (t) => {
     const mcpd = await session(t, { version: '2025-06-18' });
     const res = await mcpd.request('initialize', {
@@ -525,6 +534,24 @@ describe('message size limits', () => {
     await assertAlive(mcpd);
     await sleep(100);
     assert.ok(!mcpd.messages.some((m) => ['big', 'big2', 'ghost'].includes(m.id)), JSON.stringify(mcpd.messages.map((m) => m.id)));
+  });
+
+  test('a client that stops reading for a while loses nothing', { timeout: 60000 }, async (t) => {
+    const mcpd = await session(t);
+    mcpd.child.stdout.pause();
+    const texts = Array.from({ length: 16 }, (_, i) => `${i}:`.padEnd(512 * 1024, String.fromCharCode(97 + i)));
+    for (let i = 0; i < texts.length; i++) {
+      await mcpd.write({ jsonrpc: '2.0', id: `big${i}`, method: 'tools/call', params: { name: 'echo', arguments: { text: texts[i] } } });
+    }
+    await mcpd.write('{"jsonrpc":"2.0","id":"last","method":"ping"}\n');
+    await sleep(1000);
+    mcpd.child.stdout.resume();
+    for (let i = 0; i < texts.length; i++) {
+      const res = await mcpd.response(`big${i}`, { timeout: 30000 });
+      assert.ok(resultText(res.result) === texts[i], `response ${i} differs`);
+    }
+    assert.deepEqual((await mcpd.response('last')).result, {});
+    await assertAlive(mcpd);
   });
 
   test('a 10 MiB echo round trip comes back intact', { timeout: 120000 }, async (t) => {
