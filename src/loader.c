@@ -44,16 +44,17 @@ int loader_init(loader *l, server *srv) {
   return l->copy_dir ? 0 : -1;
 }
 
+/* Paths are unique in the list (record_failure forgets first), and the
+ * caller may pass the entry's own path, so stop at the first match. */
 static void forget_failure(loader *l, const char *path) {
-  for (load_failure **pp = &l->failures; *pp;) {
+  for (load_failure **pp = &l->failures; *pp; pp = &(*pp)->next) {
     load_failure *f = *pp;
     if (strcmp(f->path, path) == 0) {
       *pp = f->next;
       free(f->path);
       free(f->reason);
       free(f);
-    } else {
-      pp = &f->next;
+      return;
     }
   }
 }
