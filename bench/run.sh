@@ -175,15 +175,19 @@ function ratio_list(key, field, a, b,    r, list, x, y) {
   }
   return median(list)
 }
+# A figure that could not be measured (its run broke) shows as "-".
+function fmt(f, v) {
+  return v > 0 ? sprintf(f, v) : "-"
+}
 function row(metric, m, f, ratio, target, ok) {
-  printf "%-34s %10s %10s %6.2f  %-9s %s\n", metric, m, f, ratio, target, \
-    ok ? "PASS" : "MISS"
+  printf "%-34s %10s %10s %6s  %-9s %s\n", metric, m, f, \
+    fmt("%.2f", ratio), target, ok ? "PASS" : "MISS"
 }
 function rate_row(metric, key, goal,    m, f, q) {
   m = median(lists[key SUBSEP "mcpd"])
   f = median(lists[key SUBSEP "floor"])
   q = ratio_list(key, "rate", "mcpd", "floor")
-  row(metric, sprintf("%.0f", m), sprintf("%.0f", f), q, ">=" goal, \
+  row(metric, fmt("%.0f", m), fmt("%.0f", f), q, ">=" goal, \
     q >= goal)
 }
 END {
@@ -195,22 +199,22 @@ END {
   rate_row("echo calls/s, 64 in flight", "echo-w64", 0.8)
 
   m = peak["echo" SUBSEP "mcpd"]; f = peak["echo" SUBSEP "floor"]
-  row("peak RSS KiB, echo calls", m, f, div(m, f), "<=2253", \
-    m > 0 && m <= 2253)
+  row("peak RSS KiB, echo calls", fmt("%d", m), fmt("%d", f), div(m, f), \
+    "<=2253", m > 0 && m <= 2253)
   m = peak["bare"]; f = peak["ping" SUBSEP "floor"]
-  row("peak RSS KiB, ping, no plugins", m, f, div(m, f), "<=2048", \
-    m > 0 && m <= 2048)
+  row("peak RSS KiB, ping, no plugins", fmt("%d", m), fmt("%d", f), \
+    div(m, f), "<=2048", m > 0 && m <= 2048)
 
   m = median(lists["startup" SUBSEP "mcpd"])
   f = median(lists["startup" SUBSEP "floor"])
-  row("start to initialize, p50 us", sprintf("%.0f", m), sprintf("%.0f", f), \
+  row("start to initialize, p50 us", fmt("%.0f", m), fmt("%.0f", f), \
     div(m, f), "<=2000", m > 0 && m <= 2000)
 
   if (have_many == "yes") {
     q = ratio_list("tools", "p50", "10000", "10")
     row("echo p50 us, 10000 tools vs 10", \
-      sprintf("%.1f", median(p50list("10000"))), \
-      sprintf("%.1f", median(p50list("10"))), q, "<=1.2", q > 0 && q <= 1.2)
+      fmt("%.1f", median(p50list("10000"))), \
+      fmt("%.1f", median(p50list("10"))), q, "<=1.2", q > 0 && q <= 1.2)
     print "(tools row: both columns are mcpd, with 10000 and with 10 tools)"
   } else {
     printf "%-34s %10s\n", "echo p50 us, 10000 tools vs 10", \

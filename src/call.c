@@ -117,6 +117,14 @@ static json_object *build_result(mcpd_call *c, int status, char *err,
     snprintf(err, errlen, "tool %s built an invalid result", name);
     return NULL;
   }
+  if (!jsonrpc_all_finite(c->structured) ||
+      !jsonrpc_all_finite(c->replacement)) {
+    snprintf(err, errlen,
+             "tool %s returned a number that is not finite (NaN or "
+             "infinity has no JSON form)",
+             name);
+    return NULL;
+  }
   if (c->replacement) {
     if (!valid_result(c->replacement)) {
       snprintf(err, errlen,

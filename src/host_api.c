@@ -6,6 +6,7 @@
  * through the server's host queue. */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,8 +250,10 @@ static int host_progress(mcpd_call *call, double progress, double total,
     return MCPD_ERROR;
   if (call->progress_token == NULL)
     return MCPD_OK;
-  if (!(progress > call->last_progress))
+  if (!isfinite(progress) || !(progress > call->last_progress))
     return MCPD_ERROR; /* progress MUST increase */
+  if (!isfinite(total))
+    total = 0;
   call->last_progress = progress;
   params = json_object_new_object();
   if (json_object_is_type(call->progress_token, json_type_string))

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <json-c/json_visit.h>
+
 #include "jsonrpc.h"
 
 const char *jsonrpc_strerror(int code) {
@@ -98,6 +100,12 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     *why = json_tokener_error_desc(err);
     return JSONRPC_PARSE_ERROR;
   }
+  if (!jsonrpc_all_finite(obj)) {
+    json_object_put(obj);
+    *why = "numbers must be finite (no NaN, Infinity or out-of-range "
+           "values)";
+    return JSONRPC_PARSE_ERROR;
+  }
   /* Only whitespace may follow the value. */
   for (size_t i = finished_early ? len : json_tokener_get_parse_end(tok);
        i < len; i++) {
@@ -112,13 +120,36 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
   return 0;
 }
 
+static int finite_cb(json_object *value, int flags, json_object *parent,
+                     const char *key, size_t *index, void *arg) {
+  (void)flags;
+  (void)parent;
+  (void)key;
+  (void)index;
+  (void)arg;
+  if (json_object_is_type(value, json_type_double) &&
+      !isfinite(json_object_get_double(value)))
+    return JSON_C_VISIT_RETURN_ERROR;
+  return JSON_C_VISIT_RETURN_CONTINUE;
+}
+
+int jsonrpc_all_finite(json_object *value) {
+  return value == NULL || json_c_visit(value, 0, finite_cb, NULL) == 0;
+}
+
 int jsonrpc_valid_id(json_object *id) {
+  int64_t v;
   if (id == NULL)
     return 0;
   if (json_object_is_type(id, json_type_string))
     return 1;
   /* json-c keeps 12 and 12.0 apart: only a literal integer is an id. */
-  return json_object_is_type(id, json_type_int);
+  if (!json_object_is_type(id, json_type_int))
+    return 0;
+  /* Beyond 64 bits json-c clamps silently; answering with the clamped
+   * value would give the client an id it never sent. */
+  v = json_object_get_int64(id);
+  return v != INT64_MAX && v != INT64_MIN;
 }
 
 void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {

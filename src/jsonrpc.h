@@ -51,6 +51,10 @@ typedef struct jsonrpc_msg {
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why);
 
+/* Whether every number in `value` is finite: json-c accepts NaN, Infinity
+ * and overflowing literals, and would print them as invalid JSON. */
+int jsonrpc_all_finite(json_object *value);
+
 /* Classifies one message (not an array). */
 void jsonrpc_classify(json_object *msg, jsonrpc_msg *out);
 

@@ -320,8 +320,21 @@ static int check_tables(loader *l, plugin *p, failure_kind *kind, char *err,
                "callback", i);
       return -1;
     }
-    for (const mcpd_prompt_argument *a = pr->arguments; a && a->name; a++)
-      ;
+    for (size_t k = 0; pr->arguments && k <= LOADER_MAX_ENTRIES; k++) {
+      const mcpd_prompt_argument *a = &pr->arguments[k];
+      if (k == LOADER_MAX_ENTRIES) {
+        snprintf(err, errlen, "prompt \"%s\": argument table has no end "
+                 "sentinel", pr->name);
+        return -1;
+      }
+      if (a->name == NULL && a->title == NULL && a->description == NULL)
+        break;
+      if (a->name == NULL) {
+        snprintf(err, errlen, "prompt \"%s\": argument %zu has no name",
+                 pr->name, k);
+        return -1;
+      }
+    }
   }
   return 0;
 }
@@ -347,6 +360,13 @@ static int check_descriptor(loader *l, plugin *p, failure_kind *kind,
              (unsigned)d->flags);
     return -1;
   }
+  for (size_t i = 0; i < sizeof(d->reserved) / sizeof(d->reserved[0]); i++)
+    if (d->size >= offsetof(mcpd_plugin_descriptor, reserved) +
+                       (i + 1) * sizeof(d->reserved[0]) &&
+        d->reserved[i] != NULL) {
+      snprintf(err, errlen, "descriptor sets reserved field %zu", i);
+      return -1;
+    }
   if (!registry_valid_name(d->name)) {
     snprintf(err, errlen, "plugin name is missing or invalid (1-64 "
              "characters of A-Z a-z 0-9 _ . -)");
@@ -706,7 +726,8 @@ static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
       n++;
   }
   closedir(d);
-  qsort(names, n, sizeof(*names), cmp_names);
+  if (n > 1)
+    qsort(names, n, sizeof(*names), cmp_names);
 
   for (size_t i = 0; i < n; i++) {
     char path[4096];

@@ -89,7 +89,7 @@ static void handle_event(server *srv, hostq_event *ev) {
     break;
   case HOSTQ_NOTIFY: {
     request *r = ev->call->req;
-    if (r != NULL && !r->cancelled) {
+    if (r != NULL && !r->cancelled && r->session != NULL) {
       session_notify(r->session, "notifications/progress", ev->msg);
       ev->msg = NULL;
     }

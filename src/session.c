@@ -42,7 +42,7 @@ static void batch_settle(batch *b) {
   session *s = b->session;
   if (--b->pending > 0)
     return;
-  if (json_object_array_length(b->responses) > 0)
+  if (s != NULL && json_object_array_length(b->responses) > 0)
     s->send(s, b->responses);
   else
     json_object_put(b->responses);
@@ -72,8 +72,14 @@ void session_free(session *s) {
     return;
   /* Calls still running keep their requests; detach them so their late
    * completion writes nowhere. */
-  for (request *r = s->in_flight; r != NULL; r = r->next)
+  for (request *r = s->in_flight, *next; r != NULL; r = next) {
+    next = r->next;
     r->cancelled = 1;
+    r->session = NULL;
+    r->prev = r->next = NULL;
+    if (r->batch)
+      r->batch->session = NULL;
+  }
   json_object_put(s->client_info);
   json_object_put(s->client_capabilities);
   json_tokener_free(s->tok);
@@ -92,6 +98,15 @@ static void send_direct(session *s, batch *b, json_object *msg) {
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
+  if (s == NULL) {
+    /* Detached by session_free: the conversation is gone. */
+    json_object_put(msg);
+    if (r->batch)
+      batch_settle(r->batch);
+    json_object_put(r->message);
+    free(r);
+    return;
+  }
   if (r->prev)
     r->prev->next = r->next;
   else if (s->in_flight == r)

@@ -16,9 +16,14 @@
 #include "log.h"
 #include "unit.h"
 
-/* Long enough for a loaded CI machine, short enough to fail before
- * Check's own timeout kills the test without a message. */
-#define HARNESS_WAIT_MS 5000
+/* Long enough for a loaded CI machine, short enough to fail with a message
+ * before Check's own 4-second timeout kills the test without one. */
+#define HARNESS_WAIT_MS 3000
+
+int unit_known_bugs(void) {
+  const char *v = getenv("MCPD_UNIT_KNOWN_BUGS");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
 
 static const char *tmp_base(void) {
   const char *base = getenv("TMPDIR");
@@ -107,6 +112,11 @@ void harness_clear(harness *h) {
 }
 
 void harness_free(harness *h) {
+  char copy_dir[PATH_MAX] = "";
+  struct stat st;
+
+  if (h->srv.loader.copy_dir != NULL)
+    snprintf(copy_dir, sizeof(copy_dir), "%s", h->srv.loader.copy_dir);
   if (h->session != NULL) {
     h->srv.session = NULL;
     session_free(h->session);
@@ -119,6 +129,9 @@ void harness_free(harness *h) {
   ck_assert_msg(!h->srv.exit_hard, "calls were still running at exit");
   server_free(&h->srv);
   ck_assert_int_eq(uv_loop_close(&h->loop), 0);
+  /* The private copies went with the plugins, and so did their folder. */
+  ck_assert_msg(copy_dir[0] != '\0' && stat(copy_dir, &st) != 0,
+                "%s was left behind", copy_dir);
   options_free(&h->opts);
   harness_clear(h);
   free(h->cap.msgs);
@@ -195,8 +208,7 @@ void harness_copy(harness *h, const char *fixture, const char *name) {
   free(data);
 }
 
-void harness_write(harness *h, const char *name, const char *data,
-                   size_t len) {
+void harness_write(harness *h, const char *name, const char *data, size_t len) {
   write_file(harness_path(h, name), data, len);
 }
 
@@ -235,15 +247,24 @@ static void deadline_cb(uv_timer_t *timer) {
   h->timed_out = 1;
 }
 
-void harness_wait(harness *h, size_t n) {
+void harness_run_until(harness *h, int (*done)(harness *h, void *arg),
+                       void *arg) {
   h->timed_out = 0;
   ck_assert_int_eq(
       uv_timer_start(&h->deadline, deadline_cb, HARNESS_WAIT_MS, 0), 0);
-  while (h->cap.n < n && !h->timed_out)
+  while (!done(h, arg) && !h->timed_out)
     uv_run(&h->loop, UV_RUN_ONCE);
   uv_timer_stop(&h->deadline);
-  ck_assert_msg(!h->timed_out, "waited %d ms for %zu messages, got %zu",
-                HARNESS_WAIT_MS, n, h->cap.n);
+  ck_assert_msg(!h->timed_out, "nothing happened for %d ms (%zu messages)",
+                HARNESS_WAIT_MS, h->cap.n);
+}
+
+static int have_n(harness *h, void *arg) {
+  return h->cap.n >= *(size_t *)arg;
+}
+
+void harness_wait(harness *h, size_t n) {
+  harness_run_until(h, have_n, &n);
 }
 
 void harness_turn(harness *h) {
@@ -281,8 +302,8 @@ void harness_initialize(harness *h, const char *version) {
 
 json_object *parse_json(const char *text) {
   json_object *obj = json_tokener_parse(text);
-  ck_assert_msg(obj != NULL || strcmp(text, "null") == 0,
-                "not valid JSON: %s", text);
+  ck_assert_msg(obj != NULL || strcmp(text, "null") == 0, "not valid JSON: %s",
+                text);
   return obj;
 }
 
@@ -296,9 +317,8 @@ json_object *json_path(json_object *obj, const char *path) {
     if (json_object_is_type(obj, json_type_array)) {
       char *end;
       long i = strtol(key, &end, 10);
-      obj = *end == '\0' && i >= 0
-                ? json_object_array_get_idx(obj, (size_t)i)
-                : NULL;
+      obj = *end == '\0' && i >= 0 ? json_object_array_get_idx(obj, (size_t)i)
+                                   : NULL;
     } else if (!json_object_object_get_ex(obj, key, &obj)) {
       obj = NULL;
     }

@@ -5,18 +5,46 @@
  * select suites and the mode, as usual with Check. */
 #include "config.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  remove(path);
+  return 0;
+}
+
 int main(void) {
+  const char *base = getenv("TMPDIR");
+  char scratch[PATH_MAX];
   SRunner *sr;
   int failed;
 
   /* A fixture that writes to a closed pipe must fail its test, not kill
    * the runner. */
   signal(SIGPIPE, SIG_IGN);
+
+  /* Every temporary file of the run -- plugin folders, captured logs, the
+   * loader's private copies -- goes under one folder that this process
+   * removes at the end, so tests that crash on purpose or fail before
+   * their teardown leave nothing behind. */
+  snprintf(scratch, sizeof(scratch), "%s/mcpd-unit-run-XXXXXX",
+           base != NULL && base[0] == '/' ? base : "/tmp");
+  if (mkdtemp(scratch) == NULL) {
+    fprintf(stderr, "unit_tests: mkdtemp %s: %s\n", scratch, strerror(errno));
+    return EXIT_FAILURE;
+  }
+  setenv("TMPDIR", scratch, 1);
+  setenv("XDG_RUNTIME_DIR", scratch, 1);
 
   sr = srunner_create(framer_suite());
   srunner_add_suite(sr, jsonrpc_suite());
@@ -31,5 +59,6 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);
   srunner_free(sr);
+  nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

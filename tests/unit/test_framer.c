@@ -180,14 +180,14 @@ START_TEST(test_max_boundary) {
   lines l = {0};
 
   framer_init(&f, 8);
-  feed(&f, "12345678\n", &l);   /* exactly the maximum */
-  feed(&f, "abcdefgh\r", &l);   /* max + '\r': not over yet */
+  feed(&f, "12345678\n", &l); /* exactly the maximum */
+  feed(&f, "abcdefgh\r", &l); /* max + '\r': not over yet */
   feed(&f, "\n", &l);
   ck_assert_uint_eq(l.n, 2);
   ck_assert_uint_eq(l.oversize, 0);
   assert_line(&l, 0, "12345678");
   assert_line(&l, 1, "abcdefgh");
-  feed(&f, "123456789\n", &l);  /* one byte over */
+  feed(&f, "123456789\n", &l); /* one byte over */
   ck_assert_uint_eq(l.n, 3);
   ck_assert_uint_eq(l.oversize, 1);
   ck_assert_ptr_null(l.text[2]);

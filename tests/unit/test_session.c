@@ -1,0 +1,494 @@
+/* test_session.c -- revision negotiation, and one session driven line by
+ * line as a client would drive it, with no plugins loaded. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonrpc.h"
+#include "unit.h"
+
+START_TEST(test_negotiate_supported) {
+  static const char *const supported[] = {"2025-11-25", "2025-06-18",
+                                          "2025-03-26", "2024-11-05", NULL};
+
+  for (size_t i = 0; supported[i] != NULL; i++)
+    ck_assert_str_eq(session_negotiate(supported[i]), supported[i]);
+  /* session_versions lists the same revisions, newest first. */
+  for (size_t i = 0; supported[i] != NULL; i++) {
+    ck_assert_ptr_nonnull(session_versions[i]);
+    ck_assert_str_eq(session_versions[i], supported[i]);
+  }
+  ck_assert_ptr_null(session_versions[4]);
+}
+END_TEST
+
+START_TEST(test_negotiate_unknown) {
+  ck_assert_str_eq(session_negotiate("2026-07-28"), "2025-11-25");
+  ck_assert_str_eq(session_negotiate("1.0.0"), "2025-11-25");
+  ck_assert_str_eq(session_negotiate(""), "2025-11-25");
+  ck_assert_str_eq(session_negotiate(NULL), "2025-11-25");
+  ck_assert_str_eq(session_negotiate("2025-11-25 "), "2025-11-25");
+  ck_assert_str_eq(session_negotiate("2024-11-0"), "2025-11-25");
+}
+END_TEST
+
+START_TEST(test_batches_by_version) {
+  ck_assert(session_version_has_batches("2025-03-26"));
+  ck_assert(session_version_has_batches("2024-11-05"));
+  ck_assert(!session_version_has_batches("2025-06-18"));
+  ck_assert(!session_version_has_batches("2025-11-25"));
+  ck_assert(!session_version_has_batches("2026-07-28"));
+  ck_assert(!session_version_has_batches(""));
+  ck_assert(!session_version_has_batches(NULL));
+}
+END_TEST
+
+/* Each test gets a server with an empty plugin directory and a session. */
+static harness h;
+
+static void setup(void) {
+  harness_init(&h, NULL);
+  harness_session(&h);
+  /* Nothing to load; the scan must say nothing at error level. */
+  loader_scan(&h.srv.loader);
+  ck_assert_uint_eq(h.srv.registry.count, 0);
+}
+
+static void teardown(void) {
+  harness_free(&h);
+}
+
+/* Sends `line`, expects exactly one reply and returns it parsed. */
+static json_object *exchange(const char *line) {
+  harness_clear(&h);
+  harness_line(&h, line);
+  ck_assert_msg(h.cap.n == 1, "%s: %zu replies", line, h.cap.n);
+  return harness_msg(&h, 0);
+}
+
+/* Expects one error reply with `code` and the id serialized as `id`. */
+static void assert_error(const char *line, int code, const char *id) {
+  json_object *msg = exchange(line);
+
+  ck_assert_msg(response_error_code(msg) == code, "%s: got %s", line,
+                h.cap.msgs[0]);
+  ck_assert_str_eq(plain(json_path(msg, "id")), id);
+  ck_assert(
+      json_object_is_type(json_path(msg, "error.message"), json_type_string));
+  ck_assert_ptr_null(json_path(msg, "result"));
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "jsonrpc")), "2.0");
+  json_object_put(msg);
+}
+
+START_TEST(test_ping_before_initialize) {
+  json_object *msg =
+      exchange("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+  ck_assert_str_eq(h.cap.msgs[0],
+                   "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_tools_list_before_initialize) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+               JSONRPC_INVALID_REQUEST, "2");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"x\"}}",
+               JSONRPC_INVALID_REQUEST, "3");
+}
+END_TEST
+
+START_TEST(test_initialize_each_version) {
+  static const char *const versions[] = {"2025-11-25",
+                                         "2025-06-18",
+                                         "2025-03-26",
+                                         "2024-11-05",
+                                         "2026-07-28",
+                                         "1.0.0",
+                                         ""};
+  const char *version = versions[_i];
+  char line[400];
+  json_object *msg;
+
+  snprintf(line, sizeof(line),
+           "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+           "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+           "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+           version);
+  msg = exchange(line);
+  ck_assert_msg(response_error_code(msg) == 0, "%s", h.cap.msgs[0]);
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.protocolVersion")),
+      session_negotiate(version));
+  ck_assert(json_object_get_boolean(
+      json_path(msg, "result.capabilities.tools.listChanged")));
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.serverInfo.name")), "mcpd");
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.serverInfo.version")),
+      PACKAGE_VERSION);
+  ck_assert_int_eq(json_object_get_int(json_path(msg, "id")), 0);
+  json_object_put(msg);
+  ck_assert(h.session->initialized);
+  ck_assert_str_eq(h.session->version, session_negotiate(version));
+
+  /* Now the tools are available (an empty list here). */
+  msg = exchange("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  ck_assert_str_eq(h.cap.msgs[0],
+                   "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}");
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_initialize_instructions) {
+  char config[PATH_MAX * 2];
+  const char *base = getenv("TMPDIR");
+  json_object *msg;
+  FILE *f;
+
+  harness_free(&h);
+  snprintf(config, sizeof(config), "%s/mcpd-unit-instr-%ld.json",
+           base != NULL && base[0] == '/' ? base : "/tmp", (long)getpid());
+  f = fopen(config, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"instructions\":\"Use add for sums.\"}", f);
+  fclose(f);
+  {
+    const char *const extra[] = {"--config", config, NULL};
+    harness_init(&h, extra);
+  }
+  unlink(config);
+  harness_session(&h);
+  msg = exchange("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                 "\"params\":{\"protocolVersion\":\"2025-06-18\","
+                 "\"capabilities\":{}}}");
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.instructions")),
+      "Use add for sums.");
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_initialize_needs_version) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+               "\"params\":{\"capabilities\":{}}}",
+               JSONRPC_INVALID_PARAMS, "1");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\","
+               "\"params\":{\"protocolVersion\":20250618}}",
+               JSONRPC_INVALID_PARAMS, "2");
+  ck_assert(!h.session->initialized);
+}
+END_TEST
+
+START_TEST(test_second_initialize) {
+  harness_initialize(&h, "2025-06-18");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":\"again\",\"method\":"
+               "\"initialize\",\"params\":{\"protocolVersion\":"
+               "\"2024-11-05\",\"capabilities\":{}}}",
+               JSONRPC_INVALID_REQUEST, "\"again\"");
+  /* The first negotiation stands. */
+  ck_assert_str_eq(h.session->version, "2025-06-18");
+}
+END_TEST
+
+START_TEST(test_unknown_method) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"no/such\"}",
+               JSONRPC_METHOD_NOT_FOUND, "9");
+  harness_initialize(&h, "2025-11-25");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"resources/nope\"}",
+               JSONRPC_METHOD_NOT_FOUND, "10");
+  /* An unknown notification gets no answer at all. */
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/nope\"}");
+  ck_assert_uint_eq(h.cap.n, 0);
+}
+END_TEST
+
+START_TEST(test_params_not_object) {
+  harness_initialize(&h, "2025-11-25");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+               "\"params\":[1,2]}",
+               JSONRPC_INVALID_PARAMS, "1");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\","
+               "\"params\":[]}",
+               JSONRPC_INVALID_PARAMS, "2");
+  /* A string is not even a valid request. */
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\","
+               "\"params\":\"x\"}",
+               JSONRPC_INVALID_REQUEST, "3");
+}
+END_TEST
+
+START_TEST(test_parse_error_reply) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,", JSONRPC_PARSE_ERROR, "null");
+  assert_error("not json", JSONRPC_PARSE_ERROR, "null");
+  /* The session keeps going. */
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}",
+               JSONRPC_METHOD_NOT_FOUND, "1");
+}
+END_TEST
+
+START_TEST(test_invalid_request_reply) {
+  assert_error("{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":\"ping\"}",
+               JSONRPC_INVALID_REQUEST, "5");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
+               JSONRPC_INVALID_REQUEST, "null");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",
+               JSONRPC_INVALID_REQUEST, "null");
+  assert_error("\"just a string\"", JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
+
+/* JSON-RPC: valid JSON that is not a request object is -32600, not a
+ * parse error. */
+START_TEST(test_bare_number_is_invalid_request) {
+  assert_error("42", JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
+
+/* An integer id beyond 64 bits must come back exactly as sent, or the
+ * request must be refused; an answer under another id matches nothing the
+ * client sent. */
+START_TEST(test_huge_id_kept_or_refused) {
+  static const char *const ids[] = {"99999999999999999999",
+                                    "-9223372036854775809", NULL};
+
+  for (size_t i = 0; ids[i] != NULL; i++) {
+    char line[200];
+    json_object *msg;
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", ids[i]);
+    msg = exchange(line);
+    ck_assert_msg(strstr(h.cap.msgs[0], ids[i]) != NULL ||
+                      (response_error_code(msg) == JSONRPC_INVALID_REQUEST &&
+                       json_path(msg, "id") == NULL),
+                  "id %s answered %s", ids[i], h.cap.msgs[0]);
+    json_object_put(msg);
+  }
+}
+END_TEST
+
+START_TEST(test_client_response_ignored) {
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                   "cancelled\",\"params\":{\"requestId\":99}}");
+  ck_assert_uint_eq(h.cap.n, 0);
+}
+END_TEST
+
+START_TEST(test_batch_2025_03_26) {
+  json_object *msg, *item;
+
+  harness_initialize(&h, "2025-03-26");
+  harness_line(&h, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                   "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"},"
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"},"
+                   "{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"ping\"},"
+                   "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"},"
+                   "5]");
+  /* One message: an array of five responses; the notification has none. */
+  ck_assert_uint_eq(h.cap.n, 1);
+  msg = harness_msg(&h, 0);
+  ck_assert(json_object_is_type(msg, json_type_array));
+  ck_assert_uint_eq(json_object_array_length(msg), 5);
+
+  item = json_object_array_get_idx(msg, 0);
+  ck_assert_str_eq(plain(item), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+  item = json_object_array_get_idx(msg, 1);
+  ck_assert_int_eq(response_error_code(item), JSONRPC_METHOD_NOT_FOUND);
+  ck_assert_int_eq(json_object_get_int(json_path(item, "id")), 2);
+  item = json_object_array_get_idx(msg, 2);
+  ck_assert_int_eq(response_error_code(item), JSONRPC_INVALID_REQUEST);
+  ck_assert_int_eq(json_object_get_int(json_path(item, "id")), 3);
+  item = json_object_array_get_idx(msg, 3);
+  ck_assert_int_eq(json_object_get_int(json_path(item, "id")), 4);
+  ck_assert(
+      json_object_is_type(json_path(item, "result.tools"), json_type_array));
+  item = json_object_array_get_idx(msg, 4);
+  ck_assert_int_eq(response_error_code(item), JSONRPC_INVALID_REQUEST);
+  ck_assert_str_eq(plain(json_path(item, "id")), "null");
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_batch_2024_11_05_notifications_only) {
+  harness_initialize(&h, "2024-11-05");
+  harness_line(&h, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/a\"},"
+                   "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/b\"}]");
+  /* Nothing to answer, so nothing is sent, not even []. */
+  ck_assert_uint_eq(h.cap.n, 0);
+}
+END_TEST
+
+START_TEST(test_batch_no_initialize_inside) {
+  json_object *msg;
+
+  harness_initialize(&h, "2025-03-26");
+  harness_line(&h, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                   "\"params\":{\"protocolVersion\":\"2025-03-26\"}}]");
+  ck_assert_uint_eq(h.cap.n, 1);
+  msg = harness_msg(&h, 0);
+  ck_assert_uint_eq(json_object_array_length(msg), 1);
+  ck_assert_int_eq(response_error_code(json_object_array_get_idx(msg, 0)),
+                   JSONRPC_INVALID_REQUEST);
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_batch_refused_2025_11_25) {
+  harness_initialize(&h, "2025-11-25");
+  assert_error("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]",
+               JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
+
+START_TEST(test_batch_refused_2025_06_18) {
+  harness_initialize(&h, "2025-06-18");
+  assert_error("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+               JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
+
+START_TEST(test_batch_before_initialize) {
+  assert_error("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+               JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
+
+START_TEST(test_empty_batch) {
+  harness_initialize(&h, "2025-03-26");
+  assert_error("[]", JSONRPC_INVALID_REQUEST, "null");
+  assert_error("  [ ]  ", JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
+
+START_TEST(test_oversize) {
+  json_object *msg;
+
+  harness_clear(&h);
+  session_oversize(h.session, 1024);
+  ck_assert_uint_eq(h.cap.n, 1);
+  msg = harness_msg(&h, 0);
+  ck_assert_int_eq(response_error_code(msg), JSONRPC_INVALID_REQUEST);
+  ck_assert_str_eq(plain(json_path(msg, "id")), "null");
+  ck_assert_ptr_nonnull(
+      strstr(json_object_get_string(json_path(msg, "error.message")), "1024"));
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_set_level) {
+  harness_initialize(&h, "2025-11-25");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/setLevel\","
+               "\"params\":{\"level\":\"loud\"}}",
+               JSONRPC_INVALID_PARAMS, "1");
+  ck_assert_int_eq(h.session->log_level, -1);
+  json_object_put(exchange("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+                           "\"logging/setLevel\",\"params\":{\"level\":"
+                           "\"warning\"}}"));
+  ck_assert_str_eq(h.cap.msgs[0],
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}");
+  ck_assert_int_eq(h.session->log_level, 3);
+}
+END_TEST
+
+START_TEST(test_tools_list_bad_cursor) {
+  harness_initialize(&h, "2025-11-25");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+               "\"params\":{\"cursor\":\"bogus\"}}",
+               JSONRPC_INVALID_PARAMS, "1");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+               "\"params\":{\"cursor\":\"p99\"}}",
+               JSONRPC_INVALID_PARAMS, "2");
+}
+END_TEST
+
+START_TEST(test_tools_call_unknown_and_bad_params) {
+  harness_initialize(&h, "2025-11-25");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"missing\"}}",
+               JSONRPC_INVALID_PARAMS, "1");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+               "\"params\":{}}",
+               JSONRPC_INVALID_PARAMS, "2");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+               "\"params\":{\"name\":\"x\",\"arguments\":[1]}}",
+               JSONRPC_INVALID_PARAMS, "3");
+}
+END_TEST
+
+/* Notifications sent before initialize are dropped; after it they go out. */
+START_TEST(test_notify_only_when_initialized) {
+  harness_clear(&h);
+  session_notify(h.session, "notifications/tools/list_changed", NULL);
+  ck_assert_uint_eq(h.cap.n, 0);
+  harness_initialize(&h, "2025-11-25");
+  session_notify(h.session, "notifications/tools/list_changed", NULL);
+  ck_assert_uint_eq(h.cap.n, 1);
+  ck_assert_str_eq(h.cap.msgs[0], "{\"jsonrpc\":\"2.0\",\"method\":"
+                                  "\"notifications/tools/list_changed\"}");
+}
+END_TEST
+
+Suite *negotiation_suite(void) {
+  Suite *s = suite_create("negotiation");
+  TCase *tc = tcase_create("versions");
+
+  tcase_add_test(tc, test_negotiate_supported);
+  tcase_add_test(tc, test_negotiate_unknown);
+  tcase_add_test(tc, test_batches_by_version);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+Suite *session_suite(void) {
+  Suite *s = suite_create("session");
+  TCase *tc;
+
+  tc = tcase_create("lifecycle");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_ping_before_initialize);
+  tcase_add_test(tc, test_tools_list_before_initialize);
+  tcase_add_loop_test(tc, test_initialize_each_version, 0, 7);
+  tcase_add_test(tc, test_initialize_needs_version);
+  tcase_add_test(tc, test_initialize_instructions);
+  tcase_add_test(tc, test_second_initialize);
+  tcase_add_test(tc, test_notify_only_when_initialized);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("errors");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_unknown_method);
+  tcase_add_test(tc, test_params_not_object);
+  tcase_add_test(tc, test_parse_error_reply);
+  tcase_add_test(tc, test_invalid_request_reply);
+  tcase_add_test(tc, test_bare_number_is_invalid_request);
+  tcase_add_test(tc, test_client_response_ignored);
+  tcase_add_test(tc, test_oversize);
+  tcase_add_test(tc, test_set_level);
+  tcase_add_test(tc, test_tools_list_bad_cursor);
+  tcase_add_test(tc, test_tools_call_unknown_and_bad_params);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("batches");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_batch_2025_03_26);
+  tcase_add_test(tc, test_batch_2024_11_05_notifications_only);
+  tcase_add_test(tc, test_batch_no_initialize_inside);
+  tcase_add_test(tc, test_batch_refused_2025_11_25);
+  tcase_add_test(tc, test_batch_refused_2025_06_18);
+  tcase_add_test(tc, test_batch_before_initialize);
+  tcase_add_test(tc, test_empty_batch);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("ids");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_huge_id_kept_or_refused);
+  suite_add_tcase(s, tc);
+  return s;
+}
