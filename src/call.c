@@ -45,8 +45,7 @@ void call_start(request *r, reg_tool *tool, json_object *args) {
   mcpd_call *c = calloc(1, sizeof(*c));
   int rc;
 
-  if (c == NULL || (c->content = json_object_new_array()) == NULL) {
-    free(c);
+  if (c == NULL) {
     request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
@@ -107,15 +106,17 @@ static int valid_result(json_object *result) {
   return 1;
 }
 
-/* Builds the CallToolResult, or returns NULL with `err` set. */
-static json_object *build_result(mcpd_call *c, int status, char *err,
-                                 size_t errlen) {
+/* Builds the CallToolResult as JSON text into `out`; returns 0, or -1 with
+ * `err` set. */
+static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
+                        size_t errlen) {
   const char *name = c->tool->name;
-  json_object *result;
+  const char *text;
+  size_t len;
 
-  if (c->bad_result) {
+  if (c->bad_result || c->content.failed) {
     snprintf(err, errlen, "tool %s built an invalid result", name);
-    return NULL;
+    return -1;
   }
   if (!jsonrpc_all_finite(c->structured) ||
       !jsonrpc_all_finite(c->replacement)) {
@@ -123,7 +124,7 @@ static json_object *build_result(mcpd_call *c, int status, char *err,
              "tool %s returned a number that is not finite (NaN or "
              "infinity has no JSON form)",
              name);
-    return NULL;
+    return -1;
   }
   if (c->replacement) {
     if (!valid_result(c->replacement)) {
@@ -131,17 +132,18 @@ static json_object *build_result(mcpd_call *c, int status, char *err,
                "tool %s returned a malformed result (not an object with a "
                "content array)",
                name);
-      return NULL;
+      return -1;
     }
-    return json_object_get(c->replacement);
+    text = jsonrpc_to_string(c->replacement, &len);
+    strbuf_append(out, text, len);
+    return 0;
   }
-  if (json_object_array_length(c->content) == 0 && c->structured == NULL &&
-      !c->is_error) {
+  if (c->n_blocks == 0 && c->structured == NULL && !c->is_error) {
     snprintf(err, errlen,
              status == MCPD_OK ? "tool %s returned no result"
                                : "tool %s failed without a result",
              name);
-    return NULL;
+    return -1;
   }
   if (c->tool->output_schema && !c->is_error) {
     char why[400];
@@ -150,7 +152,7 @@ static json_object *build_result(mcpd_call *c, int status, char *err,
                "tool %s declares an output schema but returned no "
                "structuredContent",
                name);
-      return NULL;
+      return -1;
     }
     if (schema_validate(c->tool->output_schema, c->structured, why,
                         sizeof(why)) != 0) {
@@ -158,27 +160,28 @@ static json_object *build_result(mcpd_call *c, int status, char *err,
                "tool %s returned structuredContent that does not match its "
                "output schema: %s",
                name, why);
-      return NULL;
+      return -1;
     }
   }
-  if (c->structured && json_object_array_length(c->content) == 0) {
-    /* Clients without structured output read the same data as text. */
-    json_object *block = json_object_new_object();
-    json_object_object_add(block, "type", json_object_new_string("text"));
-    json_object_object_add(
-        block, "text",
-        json_object_new_string(json_object_to_json_string_ext(
-            c->structured, JSON_C_TO_STRING_PLAIN)));
-    json_object_array_add(c->content, block);
+  strbuf_puts(out, "{\"content\":[");
+  strbuf_append(out, c->content.data, c->content.len);
+  if (c->structured) {
+    text = jsonrpc_to_string(c->structured, &len);
+    if (c->n_blocks == 0) {
+      /* Clients without structured output read the same data as text. */
+      strbuf_puts(out, "{\"type\":\"text\",\"text\":");
+      strbuf_json_string(out, text, len);
+      strbuf_puts(out, "}");
+    }
+    strbuf_puts(out, "],\"structuredContent\":");
+    strbuf_append(out, text, len);
+  } else {
+    strbuf_puts(out, "]");
   }
-  result = json_object_new_object();
-  json_object_object_add(result, "content", json_object_get(c->content));
-  if (c->structured)
-    json_object_object_add(result, "structuredContent",
-                           json_object_get(c->structured));
   if (c->is_error)
-    json_object_object_add(result, "isError", json_object_new_boolean(1));
-  return result;
+    strbuf_puts(out, ",\"isError\":true");
+  strbuf_puts(out, "}");
+  return out->failed ? -1 : 0;
 }
 
 void call_finish(mcpd_call *c, int status) {
@@ -189,18 +192,20 @@ void call_finish(mcpd_call *c, int status) {
   server_drain(srv);
   if (r != NULL) {
     char err[600];
-    json_object *result = build_result(c, status, err, sizeof(err));
+    strbuf out = {0};
     r->call = NULL;
-    if (result != NULL) {
-      request_reply(r, result);
+    if (build_result(c, status, &out, err, sizeof(err)) == 0) {
+      request_reply_raw(r, out.data, out.len);
+      strbuf_free(&out);
     } else {
+      strbuf_free(&out);
       if (!r->cancelled)
         log_warn("plugin \"%s\": %s", c->plugin->name, err);
       request_fail(r, JSONRPC_INTERNAL_ERROR, err, NULL);
     }
   }
   json_object_put(c->args);
-  json_object_put(c->content);
+  strbuf_free(&c->content);
   json_object_put(c->structured);
   json_object_put(c->replacement);
   json_object_put(c->progress_token);

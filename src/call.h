@@ -14,6 +14,7 @@
 
 #include "mcpd.h"
 #include "registry.h"
+#include "strbuf.h"
 
 struct server;
 struct request;
@@ -25,7 +26,8 @@ struct mcpd_call {
   reg_tool *tool;
   struct plugin *plugin;
   json_object *args;
-  json_object *content;     /* array of content blocks */
+  strbuf content;           /* content blocks as JSON text, comma-joined */
+  size_t n_blocks;
   json_object *structured;  /* structuredContent */
   json_object *replacement; /* result_json() */
   int is_error;

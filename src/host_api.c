@@ -77,9 +77,20 @@ static int usable(mcpd_call *call) {
   return call != NULL && !atomic_load(&call->completed);
 }
 
+/* Starts the next block in the comma-joined content text. */
+static void next_block(mcpd_call *call) {
+  if (call->n_blocks++ > 0)
+    strbuf_append(&call->content, ",", 1);
+}
+
+/* Rarer block kinds are built with json-c and appended as text. */
 static int add_block(mcpd_call *call, json_object *block) {
-  json_object_array_add(call->content, block);
-  return MCPD_OK;
+  size_t len;
+  const char *text = jsonrpc_to_string(block, &len);
+  next_block(call);
+  strbuf_append(&call->content, text, len);
+  json_object_put(block);
+  return call->content.failed ? MCPD_ERROR : MCPD_OK;
 }
 
 static json_object *new_block(const char *type) {
@@ -90,13 +101,13 @@ static json_object *new_block(const char *type) {
 
 static int host_result_text_len(mcpd_call *call, const char *text,
                                 size_t len) {
-  json_object *block;
   if (!usable(call) || text == NULL || len > INT32_MAX)
     return MCPD_ERROR;
-  block = new_block("text");
-  json_object_object_add(block, "text",
-                         json_object_new_string_len(text, (int)len));
-  return add_block(call, block);
+  next_block(call);
+  strbuf_puts(&call->content, "{\"type\":\"text\",\"text\":");
+  strbuf_json_string(&call->content, text, len);
+  strbuf_append(&call->content, "}", 1);
+  return call->content.failed ? MCPD_ERROR : MCPD_OK;
 }
 
 static int host_result_text(mcpd_call *call, const char *text) {

@@ -91,7 +91,7 @@ static void on_initialize(request *r) {
 }
 
 static void on_ping(request *r) {
-  request_reply(r, json_object_new_object());
+  request_reply(r, NULL);
 }
 
 static void on_set_level(request *r) {
@@ -108,7 +108,7 @@ static void on_set_level(request *r) {
     return;
   }
   r->session->log_level = level;
-  request_reply(r, json_object_new_object());
+  request_reply(r, NULL);
 }
 
 /* Cursors are opaque to clients; inside they are a list offset. */

@@ -95,6 +95,20 @@ static void send_direct(session *s, batch *b, json_object *msg) {
     s->send(s, msg);
 }
 
+/* Unlinks and frees a request that was answered (or dropped). */
+static void request_done(request *r) {
+  session *s = r->session;
+  if (r->prev)
+    r->prev->next = r->next;
+  else if (s->in_flight == r)
+    s->in_flight = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  s->requests_in_flight--;
+  json_object_put(r->message);
+  free(r);
+}
+
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
@@ -127,8 +141,71 @@ static void request_send(request *r, json_object *msg) {
   free(r);
 }
 
+/* Whether the reply can be written as text: a live, unbatched request on a
+ * transport that takes text. */
+static int can_write_text(request *r) {
+  return r->session != NULL && r->session->write != NULL && r->batch == NULL;
+}
+
+static void write_reply(request *r, const char *result, size_t len) {
+  session *s = r->session;
+  char idbuf[32];
+  const char *parts[5];
+  size_t lens[5];
+
+  if (!r->cancelled) {
+    parts[0] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    lens[0] = sizeof("{\"jsonrpc\":\"2.0\",\"id\":") - 1;
+    if (json_object_is_type(r->id, json_type_int)) {
+      int n = snprintf(idbuf, sizeof(idbuf), "%lld",
+                       (long long)json_object_get_int64(r->id));
+      parts[1] = idbuf;
+      lens[1] = (size_t)n;
+    } else {
+      parts[1] = jsonrpc_to_string(r->id, &lens[1]);
+    }
+    parts[2] = ",\"result\":";
+    lens[2] = sizeof(",\"result\":") - 1;
+    parts[3] = result;
+    lens[3] = len;
+    parts[4] = "}";
+    lens[4] = 1;
+    s->write(s, parts, lens, 5);
+  }
+  request_done(r);
+}
+
 void request_reply(request *r, json_object *result) {
+  if (can_write_text(r)) {
+    if (result == NULL) {
+      write_reply(r, "{}", 2);
+    } else {
+      size_t len;
+      const char *text = jsonrpc_to_string(result, &len);
+      write_reply(r, text, len);
+      json_object_put(result);
+    }
+    return;
+  }
   request_send(r, jsonrpc_result(r->id, result));
+}
+
+void request_reply_raw(request *r, const char *result, size_t len) {
+  json_tokener *tok;
+  json_object *obj;
+
+  if (can_write_text(r)) {
+    write_reply(r, result, len);
+    return;
+  }
+  /* Batches and text-less transports take objects. */
+  tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+  obj = tok ? json_tokener_parse_ex(tok, result, (int)len) : NULL;
+  json_tokener_free(tok);
+  if (obj == NULL)
+    request_fail(r, JSONRPC_INTERNAL_ERROR, "result is not valid JSON", NULL);
+  else
+    request_send(r, jsonrpc_result(r->id, obj));
 }
 
 void request_fail(request *r, int code, const char *message,

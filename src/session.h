@@ -17,6 +17,10 @@ struct batch;
 
 /* Consumes `msg`. */
 typedef void (*session_send_fn)(struct session *s, json_object *msg);
+/* Optional fast path: writes one message given as text pieces, newline
+ * excluded. */
+typedef void (*session_write_fn)(struct session *s, const char *const *parts,
+                                 const size_t *lens, int n);
 
 typedef struct request {
   struct session *session;
@@ -43,6 +47,7 @@ typedef struct session {
   size_t requests_in_flight;
   json_tokener *tok;
   session_send_fn send;
+  session_write_fn write; /* may be NULL: replies then go through send */
   void *transport;
 } session;
 
@@ -65,9 +70,11 @@ void session_oversize(session *s, size_t max);
 /* Sends a notification if the session is initialized.  Consumes params. */
 void session_notify(session *s, const char *method, json_object *params);
 
-/* Every request gets exactly one of these; both consume their arguments
- * and free the request. */
+/* Every request gets exactly one of these; they consume their arguments
+ * and free the request.  A NULL result is {}.  request_reply_raw takes the
+ * result as JSON text, which is cheaper for results built as text. */
 void request_reply(request *r, json_object *result);
+void request_reply_raw(request *r, const char *result, size_t len);
 void request_fail(request *r, int code, const char *message,
                   json_object *data);
 

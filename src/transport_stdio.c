@@ -53,6 +53,7 @@ struct stdio_transport {
   obuf flight;  /* being written */
   size_t flight_off;
   int writing;
+  int dispatching; /* handling a read: hold writes until it is done */
   int read_busy; /* a file read is in flight */
   int reading;
   int paused;
@@ -222,7 +223,7 @@ static void start_write(stdio_transport *t) {
   }
 }
 
-static int append(obuf *b, const char *data, size_t len) {
+static int reserve(obuf *b, size_t len) {
   if (b->cap - b->len < len + 1) {
     size_t cap = b->cap ? b->cap : 4096;
     char *nd;
@@ -234,10 +235,46 @@ static int append(obuf *b, const char *data, size_t len) {
     b->data = nd;
     b->cap = cap;
   }
-  memcpy(b->data + b->len, data, len);
-  b->len += len;
-  b->data[b->len++] = '\n';
   return 0;
+}
+
+/* Starts a write unless one is in flight or a read is being handled: every
+ * reply to one read goes out in one write. */
+static void flush_soon(stdio_transport *t) {
+  if (!t->writing && !t->dispatching) {
+    if (t->pending.len > 0)
+      start_write(t);
+  } else if (t->pending.len > OUT_HIGH_WATER && t->reading) {
+    t->paused = 1;
+    if (t->in_handle)
+      uv_read_stop(&t->in.stream);
+    t->reading = 0;
+  }
+}
+
+static int accepting(stdio_transport *t) {
+  return !t->failed && !(t->closing && t->open_handles > 0 && !t->out_handle);
+}
+
+static void write_parts(session *s, const char *const *parts,
+                        const size_t *lens, int n) {
+  stdio_transport *t = s->transport;
+  size_t total = 1;
+
+  if (!accepting(t))
+    return;
+  for (int i = 0; i < n; i++)
+    total += lens[i];
+  if (reserve(&t->pending, total) != 0) {
+    log_error("out of memory queueing a %zu-byte message; dropped", total);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    memcpy(t->pending.data + t->pending.len, parts[i], lens[i]);
+    t->pending.len += lens[i];
+  }
+  t->pending.data[t->pending.len++] = '\n';
+  flush_soon(t);
 }
 
 static void send_cb(session *s, json_object *msg) {
@@ -245,22 +282,11 @@ static void send_cb(session *s, json_object *msg) {
   const char *text;
   size_t len;
 
-  if (t->failed || (t->closing && t->open_handles > 0 && !t->out_handle)) {
-    json_object_put(msg);
-    return;
+  if (accepting(t)) {
+    text = jsonrpc_to_string(msg, &len);
+    write_parts(s, &text, &len, 1);
   }
-  text = jsonrpc_to_string(msg, &len);
-  if (append(&t->pending, text, len) != 0)
-    log_error("out of memory queueing a %zu-byte message; dropped", len);
   json_object_put(msg);
-  if (!t->writing)
-    start_write(t);
-  else if (t->pending.len > OUT_HIGH_WATER && t->reading) {
-    t->paused = 1;
-    if (t->in_handle)
-      uv_read_stop(&t->in.stream);
-    t->reading = 0;
-  }
 }
 
 /* --- input -------------------------------------------------------------- */
@@ -298,7 +324,10 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   stdio_transport *t = stream->data;
   (void)buf;
   if (nread > 0) {
+    t->dispatching = 1;
     framer_commit(&t->framer, (size_t)nread, on_line, t);
+    t->dispatching = 0;
+    flush_soon(t);
   } else if (nread == UV_EOF) {
     on_eof(t);
   } else if (nread < 0) {
@@ -319,7 +348,10 @@ static void file_read_cb(uv_fs_t *req) {
     return;
   }
   if (n > 0) {
+    t->dispatching = 1;
     framer_commit(&t->framer, (size_t)n, on_line, t);
+    t->dispatching = 0;
+    flush_soon(t);
     file_read(t);
   } else if (n == 0 || n == UV_ECANCELED) {
     on_eof(t);
@@ -370,6 +402,7 @@ int stdio_transport_start(stdio_transport *t) {
   t->session = session_new(t->srv, send_cb, t);
   if (t->session == NULL)
     return -1;
+  t->session->write = write_parts;
   t->srv->session = t->session;
   start_reading(t);
   return 0;
