@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,25 +24,49 @@
 #define LOADER_MAX_ENTRIES 100000
 
 int loader_init(loader *l, server *srv) {
+  memset(l, 0, sizeof(*l));
+  l->srv = srv;
+  return 0;
+}
+
+/* The fallback for systems without memfd_create: a private directory. */
+static int make_copy_dir(loader *l) {
   const char *base = getenv("XDG_RUNTIME_DIR");
   struct stat st;
   char tmpl[4096];
 
-  memset(l, 0, sizeof(*l));
-  l->srv = srv;
   if (base == NULL || base[0] != '/' || stat(base, &st) != 0 ||
       !S_ISDIR(st.st_mode) || access(base, W_OK) != 0)
     base = getenv("TMPDIR");
   if (base == NULL || base[0] != '/')
     base = "/tmp";
   snprintf(tmpl, sizeof(tmpl), "%s/mcpd-%ld-XXXXXX", base, (long)getpid());
-  if (mkdtemp(tmpl) == NULL) {
-    log_error("cannot create a private directory under %s: %s", base,
-              strerror(errno));
+  if (mkdtemp(tmpl) == NULL)
     return -1;
-  }
   l->copy_dir = strdup(tmpl);
   return l->copy_dir ? 0 : -1;
+}
+
+/* Opens a private, writable copy target and names it in `copy`.  A memfd
+ * is preferred: no directory to make or clean up, nothing on disk.  It
+ * stays open while the plugin is loaded so its /proc/self/fd name stays
+ * unique among loaded objects (glibc matches names before inodes). */
+static int open_copy(loader *l, const char *base, char *copy, size_t len,
+                     int *is_memfd) {
+  int fd = memfd_create(base, MFD_CLOEXEC);
+  if (fd >= 0) {
+    snprintf(copy, len, "/proc/self/fd/%d", fd);
+    if (access(copy, R_OK) == 0) {
+      *is_memfd = 1;
+      return fd;
+    }
+    close(fd);
+  }
+  *is_memfd = 0;
+  if (l->copy_dir == NULL && make_copy_dir(l) != 0)
+    return -1;
+  snprintf(copy, len, "%s/%u-%s", l->copy_dir, ++l->seq, base);
+  return open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
 }
 
 /* Paths are unique in the list (record_failure forgets first), and the
@@ -85,6 +110,8 @@ static void plugin_destroy(plugin *p) {
   registry_free(&p->staged);
   if (p->dl)
     dlclose(p->dl);
+  if (p->copy_fd >= 0)
+    close(p->copy_fd);
   free(p->path);
   free(p->name);
   free(p->version);
@@ -121,12 +148,12 @@ static int check_safe(const char *what, const char *path,
   return 0;
 }
 
-/* Copies `src` to the private `dst`; fills *st with the identity of what
- * was actually read. */
-static int copy_file(const char *src, const char *dst, struct stat *st,
-                     char *err, size_t errlen) {
-  char buf[65536];
-  int in, out;
+/* Copies `src` into `out`; fills *st with the identity of what was
+ * actually read. */
+static int copy_file(const char *src, int out, struct stat *st, char *err,
+                     size_t errlen) {
+  char buf[16384];
+  int in;
   ssize_t n;
 
   in = open(src, O_RDONLY | O_CLOEXEC);
@@ -139,19 +166,13 @@ static int copy_file(const char *src, const char *dst, struct stat *st,
     close(in);
     return -1;
   }
-  out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-  if (out < 0) {
-    snprintf(err, errlen, "cannot create private copy %s: %s", dst,
-             strerror(errno));
-    close(in);
-    return -1;
-  }
   while ((n = read(in, buf, sizeof(buf))) != 0) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
       snprintf(err, errlen, "read failed: %s", strerror(errno));
-      goto fail;
+      close(in);
+      return -1;
     }
     for (ssize_t off = 0; off < n;) {
       ssize_t w = write(out, buf + off, (size_t)(n - off));
@@ -160,23 +181,14 @@ static int copy_file(const char *src, const char *dst, struct stat *st,
           continue;
         snprintf(err, errlen, "writing private copy failed: %s",
                  strerror(errno));
-        goto fail;
+        close(in);
+        return -1;
       }
       off += w;
     }
   }
   close(in);
-  if (close(out) != 0) {
-    snprintf(err, errlen, "writing private copy failed: %s", strerror(errno));
-    unlink(dst);
-    return -1;
-  }
   return 0;
-fail:
-  close(in);
-  close(out);
-  unlink(dst);
-  return -1;
 }
 
 /* Checks that the private copy is a complete ELF shared object before
@@ -463,6 +475,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->srv = srv;
   p->self.plugin = p;
   p->refs = 1;
+  p->copy_fd = -1;
   p->replacing = replacing;
   p->path = strdup(path);
   base = base ? base + 1 : path;
@@ -508,20 +521,33 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
 
   /* Copy privately, so overwriting the original in place can never change
    * a mapped image, and so a reload gets a fresh handle from dlopen. */
-  snprintf(copy, sizeof(copy), "%s/%u-%s", l->copy_dir, ++l->seq, base);
-  if (copy_file(path, copy, &st, err, sizeof(err)) != 0)
-    goto fail;
-  p->dev = st.st_dev;
-  p->ino = st.st_ino;
-  p->size = st.st_size;
-  p->mtime = st.st_mtim;
-  if (check_elf(copy, err, sizeof(err)) != 0) {
-    unlink(copy);
-    goto fail;
+  {
+    int fd, is_memfd;
+    fd = open_copy(l, base, copy, sizeof(copy), &is_memfd);
+    if (fd < 0) {
+      snprintf(err, sizeof(err), "cannot make a private copy: %s",
+               strerror(errno));
+      goto fail;
+    }
+    if (copy_file(path, fd, &st, err, sizeof(err)) != 0 ||
+        check_elf(copy, err, sizeof(err)) != 0) {
+      if (!is_memfd)
+        unlink(copy);
+      close(fd);
+      goto fail;
+    }
+    p->dev = st.st_dev;
+    p->ino = st.st_ino;
+    p->size = st.st_size;
+    p->mtime = st.st_mtim;
+    p->dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+    if (is_memfd) {
+      p->copy_fd = fd;
+    } else {
+      unlink(copy);
+      close(fd);
+    }
   }
-
-  p->dl = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
-  unlink(copy);
   if (p->dl == NULL) {
     const char *why = dlerror();
     size_t cl = strlen(copy);

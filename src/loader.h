@@ -30,6 +30,7 @@ typedef struct plugin {
   char *version;
   char *description;
   void *dl;
+  int copy_fd; /* the private memfd copy, open while loaded, or -1 */
   const mcpd_plugin_descriptor *desc;
   void *state;
   unsigned refs;  /* 1 while loaded + 1 per call in flight */
@@ -73,7 +74,7 @@ typedef struct load_failure {
 
 typedef struct loader {
   struct server *srv;
-  char *copy_dir; /* private directory for the copies we dlopen */
+  char *copy_dir; /* fallback directory for copies, made when first needed */
   unsigned seq;
   unsigned generation; /* bumped whenever the live set changes */
   plugin *plugins; /* live instances */

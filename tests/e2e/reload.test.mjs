@@ -113,8 +113,23 @@ function readVmRssKiB(pid) {
   return Number(m[1]);
 }
 
+// Descriptors other than the private memfd copies: mcpd keeps one memfd
+// open per loaded plugin, so those follow the load state, not a leak.
 function fdCount(pid) {
-  return fs.readdirSync(`/proc/${pid}/fd`).length;
+  return fdTargets(pid).filter((t) => !t.startsWith('/memfd:')).length;
+}
+
+function fdTargets(pid) {
+  const dir = `/proc/${pid}/fd`;
+  const out = [];
+  for (const fd of fs.readdirSync(dir)) {
+    try {
+      out.push(fs.readlinkSync(`${dir}/${fd}`));
+    } catch {
+      // closed between readdir and readlink
+    }
+  }
+  return out;
 }
 
 /**
@@ -491,7 +506,10 @@ describe('hot reload of a watched plugin directory (SDK client)', { timeout: 180
     assert.ok(loads >= 2 && unloads >= 2, `the churn never really loaded and unloaded calc (${loads} loads); stderr:\n${h.stderr()}`);
     assert.equal(loads, unloads + reloads + 1, `loads do not add up:\n${h.stderr()}`);
     assert.ok(rss100 - rss10 < 4096, `VmRSS grew by ${rss100 - rss10} kB (${rss10} -> ${rss100})`);
-    assert.ok(fds100 <= fds10, `fd count grew: ${fds10} -> ${fds100} (${fs.readdirSync(`/proc/${h.pid}/fd`)})`);
+    assert.ok(fds100 <= fds10, `fd count grew: ${fds10} -> ${fds100} (${fdTargets(h.pid)})`);
+    // One private copy per loaded plugin, no more.
+    const memfds = fdTargets(h.pid).filter((t) => t.startsWith('/memfd:'));
+    assert.ok(memfds.length <= 3, `stale private copies: ${memfds}`);
     assert.doesNotMatch(h.stderr(), /mcpd: error:/, 'no errors logged');
     assertNoSanitizerReport(h.stderr());
   });
