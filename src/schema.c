@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema.h"
@@ -10,6 +11,69 @@
 /* Bound on schema nesting walked while validating; schemas come from
  * plugins and are parsed with a depth limit already, this is a backstop. */
 #define SCHEMA_MAX_DEPTH 64
+
+/* What validation needs from one schema object, found once at load and
+ * attached to it as json-c userdata, so a call costs lookups only for the
+ * keywords a schema uses. */
+typedef struct schema_node {
+  json_object *type;       /* string or array, or NULL */
+  json_object *properties; /* object or NULL */
+  json_object *required;   /* array or NULL */
+  json_object *additional; /* boolean or schema, or NULL */
+  json_object *enum_kw;
+  json_object *const_kw;
+  json_object *items;
+  int has_bounds; /* any of minimum ... maxItems */
+} schema_node;
+
+static void node_free(json_object *jso, void *userdata) {
+  (void)jso;
+  free(userdata);
+}
+
+static void node_fill(json_object *schema, schema_node *n) {
+  static const char *const bounds[] = {
+      "minimum",   "maximum",   "exclusiveMinimum", "exclusiveMaximum",
+      "minLength", "maxLength", "minItems",         "maxItems"};
+  memset(n, 0, sizeof(*n));
+  json_object_object_get_ex(schema, "type", &n->type);
+  if (json_object_object_get_ex(schema, "properties", &n->properties) &&
+      !json_object_is_type(n->properties, json_type_object))
+    n->properties = NULL;
+  if (json_object_object_get_ex(schema, "required", &n->required) &&
+      !json_object_is_type(n->required, json_type_array))
+    n->required = NULL;
+  json_object_object_get_ex(schema, "additionalProperties", &n->additional);
+  if (json_object_object_get_ex(schema, "enum", &n->enum_kw) &&
+      !json_object_is_type(n->enum_kw, json_type_array))
+    n->enum_kw = NULL;
+  json_object_object_get_ex(schema, "const", &n->const_kw);
+  if (json_object_object_get_ex(schema, "items", &n->items) &&
+      !json_object_is_type(n->items, json_type_object) &&
+      !json_object_is_type(n->items, json_type_boolean))
+    n->items = NULL;
+  for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
+    if (json_object_object_get_ex(schema, bounds[i], NULL))
+      n->has_bounds = 1;
+}
+
+/* The compiled node of an object schema; `tmp` holds one for schemas that
+ * were never checked (and so never compiled). */
+static const schema_node *node_of(json_object *schema, schema_node *tmp) {
+  const schema_node *n = json_object_get_userdata(schema);
+  if (n != NULL)
+    return n;
+  node_fill(schema, tmp);
+  return tmp;
+}
+
+static void node_attach(json_object *schema) {
+  schema_node *n = malloc(sizeof(*n));
+  if (n == NULL)
+    return; /* validation falls back to looking keywords up */
+  node_fill(schema, n);
+  json_object_set_userdata(schema, n, node_free);
+}
 
 static const char *type_name(json_object *v) {
   switch (json_object_get_type(v)) {
@@ -100,12 +164,12 @@ static int fail(char *err, size_t errlen, const char *path, const char *what,
 static int validate(json_object *schema, json_object *value, const char *path,
                     int depth, char *err, size_t errlen);
 
-static int check_type(json_object *schema, json_object *value,
+static int check_type(const schema_node *n, json_object *value,
                       const char *path, char *err, size_t errlen) {
-  json_object *type;
+  json_object *type = n->type;
   char msg[200];
 
-  if (!json_object_object_get_ex(schema, "type", &type))
+  if (type == NULL)
     return 0;
   if (json_object_is_type(type, json_type_string)) {
     const char *t = json_object_get_string(type);
@@ -117,8 +181,8 @@ static int check_type(json_object *schema, json_object *value,
     return fail(err, errlen, path, msg, NULL);
   }
   if (json_object_is_type(type, json_type_array)) {
-    size_t n = json_object_array_length(type);
-    for (size_t i = 0; i < n; i++) {
+    size_t count = json_object_array_length(type);
+    for (size_t i = 0; i < count; i++) {
       json_object *t = json_object_array_get_idx(type, i);
       if (json_object_is_type(t, json_type_string) &&
           matches_type(json_object_get_string(t), value))
@@ -132,19 +196,16 @@ static int check_type(json_object *schema, json_object *value,
   return 0;
 }
 
-static int check_object(json_object *schema, json_object *value,
+static int check_object(const schema_node *n, json_object *value,
                         const char *path, int depth, char *err,
                         size_t errlen) {
-  json_object *props = NULL, *required, *additional = NULL;
+  json_object *props = n->properties, *required = n->required;
+  json_object *additional = n->additional;
   char sub[256];
 
-  json_object_object_get_ex(schema, "properties", &props);
-  if (props && !json_object_is_type(props, json_type_object))
-    props = NULL;
-  if (json_object_object_get_ex(schema, "required", &required) &&
-      json_object_is_type(required, json_type_array)) {
-    size_t n = json_object_array_length(required);
-    for (size_t i = 0; i < n; i++) {
+  if (required != NULL) {
+    size_t count = json_object_array_length(required);
+    for (size_t i = 0; i < count; i++) {
       const char *name =
           json_object_get_string(json_object_array_get_idx(required, i));
       if (name && !json_object_object_get_ex(value, name, NULL)) {
@@ -156,7 +217,8 @@ static int check_object(json_object *schema, json_object *value,
       }
     }
   }
-  json_object_object_get_ex(schema, "additionalProperties", &additional);
+  if (props == NULL && additional == NULL)
+    return 0;
   json_object_object_foreach(value, key, child) {
     json_object *ps = NULL;
     if (path[0])
@@ -247,6 +309,8 @@ static int check_bounds(json_object *schema, json_object *value,
 static int validate(json_object *schema, json_object *value, const char *path,
                     int depth, char *err, size_t errlen) {
   json_object *kw;
+  const schema_node *n;
+  schema_node tmp;
 
   if (depth > SCHEMA_MAX_DEPTH)
     return fail(err, errlen, path, "is nested too deeply", NULL);
@@ -257,33 +321,30 @@ static int validate(json_object *schema, json_object *value, const char *path,
   }
   if (!json_object_is_type(schema, json_type_object))
     return 0;
-  if (check_type(schema, value, path, err, errlen) != 0)
+  n = node_of(schema, &tmp);
+  if (check_type(n, value, path, err, errlen) != 0)
     return -1;
-  if (json_object_object_get_ex(schema, "const", &kw) &&
-      !json_equal(kw, value))
+  if ((kw = n->const_kw) != NULL && !json_equal(kw, value))
     return fail(err, errlen, path, "must equal ",
                 json_object_to_json_string_ext(kw, JSON_C_TO_STRING_PLAIN));
-  if (json_object_object_get_ex(schema, "enum", &kw) &&
-      json_object_is_type(kw, json_type_array)) {
-    size_t n = json_object_array_length(kw), i;
-    for (i = 0; i < n; i++)
+  if ((kw = n->enum_kw) != NULL) {
+    size_t count = json_object_array_length(kw), i;
+    for (i = 0; i < count; i++)
       if (json_equal(json_object_array_get_idx(kw, i), value))
         break;
-    if (i == n)
+    if (i == count)
       return fail(err, errlen, path, "must be one of ",
                   json_object_to_json_string_ext(kw, JSON_C_TO_STRING_PLAIN));
   }
-  if (check_bounds(schema, value, path, err, errlen) != 0)
+  if (n->has_bounds && check_bounds(schema, value, path, err, errlen) != 0)
     return -1;
   if (json_object_is_type(value, json_type_object))
-    return check_object(schema, value, path, depth, err, errlen);
+    return check_object(n, value, path, depth, err, errlen);
   if (json_object_is_type(value, json_type_array) &&
-      json_object_object_get_ex(schema, "items", &kw) &&
-      (json_object_is_type(kw, json_type_object) ||
-       json_object_is_type(kw, json_type_boolean))) {
-    size_t n = json_object_array_length(value);
+      (kw = n->items) != NULL) {
+    size_t count = json_object_array_length(value);
     char sub[256];
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < count; i++) {
       snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
       if (validate(kw, json_object_array_get_idx(value, i), sub, depth + 1,
                    err, errlen) != 0)
@@ -378,6 +439,7 @@ static int check_shape(json_object *schema, const char *where, int depth,
     if (check_shape(kw, where, depth + 1, err, errlen) != 0)
       return -1;
   }
+  node_attach(schema);
   return 0;
 }
 
