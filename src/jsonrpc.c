@@ -60,6 +60,26 @@ static int utf8_valid(const unsigned char *s, size_t n) {
   return 1;
 }
 
+/* Whether the text could hold a non-finite number: json-c's strict mode
+ * only lets NaN, Infinity and overflowing literals through, and those need
+ * an 'N', an 'I', an exponent or a very long run of digits.  A false
+ * positive only costs the full check. */
+static int may_hold_nonfinite(const char *s, size_t n) {
+  size_t digits = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c >= '0' && c <= '9') {
+      if (++digits >= 300)
+        return 1;
+      continue;
+    }
+    if (c == 'N' || c == 'I' || ((c == 'e' || c == 'E') && digits > 0))
+      return 1;
+    digits = 0;
+  }
+  return 0;
+}
+
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why) {
   json_object *obj;
@@ -100,7 +120,7 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     *why = json_tokener_error_desc(err);
     return JSONRPC_PARSE_ERROR;
   }
-  if (!jsonrpc_all_finite(obj)) {
+  if (may_hold_nonfinite(line, len) && !jsonrpc_all_finite(obj)) {
     json_object_put(obj);
     *why = "numbers must be finite (no NaN, Infinity or out-of-range "
            "values)";
@@ -154,7 +174,8 @@ int jsonrpc_valid_id(json_object *id) {
 
 void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
   json_object *version = NULL, *id = NULL, *method = NULL, *params = NULL;
-  int has_id, has_result, has_error;
+  int has_version = 0, has_id = 0, has_method = 0, has_params = 0;
+  int has_result = 0, has_error = 0;
 
   memset(out, 0, sizeof(*out));
   out->kind = JSONRPC_KIND_INVALID;
@@ -162,11 +183,40 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
     out->error = "message is not a JSON object";
     return;
   }
-  has_id = json_object_object_get_ex(msg, "id", &id);
+  /* One pass over the members is cheaper than a hash lookup per name. */
+  json_object_object_foreach(msg, key, val) {
+    switch (key[0]) {
+    case 'j':
+      if (strcmp(key, "jsonrpc") == 0)
+        has_version = 1, version = val;
+      break;
+    case 'i':
+      if (strcmp(key, "id") == 0)
+        has_id = 1, id = val;
+      break;
+    case 'm':
+      if (strcmp(key, "method") == 0)
+        has_method = 1, method = val;
+      break;
+    case 'p':
+      if (strcmp(key, "params") == 0)
+        has_params = 1, params = val;
+      break;
+    case 'r':
+      if (strcmp(key, "result") == 0)
+        has_result = 1;
+      break;
+    case 'e':
+      if (strcmp(key, "error") == 0)
+        has_error = 1;
+      break;
+    default:
+      break;
+    }
+  }
   if (has_id && jsonrpc_valid_id(id))
     out->id = id;
-  if (!json_object_object_get_ex(msg, "jsonrpc", &version) ||
-      !json_object_is_type(version, json_type_string) ||
+  if (!has_version || !json_object_is_type(version, json_type_string) ||
       strcmp(json_object_get_string(version), "2.0") != 0) {
     out->error = "\"jsonrpc\" must be \"2.0\"";
     return;
@@ -175,9 +225,7 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
     out->error = "\"id\" must be a string or an integer";
     return;
   }
-  has_result = json_object_object_get_ex(msg, "result", NULL);
-  has_error = json_object_object_get_ex(msg, "error", NULL);
-  if (json_object_object_get_ex(msg, "method", &method)) {
+  if (has_method) {
     if (!json_object_is_type(method, json_type_string)) {
       out->error = "\"method\" must be a string";
       return;
@@ -186,8 +234,7 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
       out->error = "a request cannot carry \"result\" or \"error\"";
       return;
     }
-    if (json_object_object_get_ex(msg, "params", &params) &&
-        !json_object_is_type(params, json_type_object) &&
+    if (has_params && !json_object_is_type(params, json_type_object) &&
         !json_object_is_type(params, json_type_array)) {
       out->error = "\"params\" must be an object or an array";
       return;

@@ -203,17 +203,20 @@ static void on_tools_call(request *r) {
                  "Tool does not support task-augmented execution", NULL);
     return;
   }
-  if (args == NULL || json_object_is_type(args, json_type_null)) {
+  /* params may be shared: an absent arguments object is made, not added. */
+  if (args == NULL || json_object_is_type(args, json_type_null))
     args = json_object_new_object();
-    json_object_object_add(r->params, "arguments", args);
-  }
+  else
+    json_object_get(args);
   if (schema_validate(tool->input_schema, args, err, sizeof(err)) != 0) {
     snprintf(text, sizeof(text), "Invalid arguments for tool %s: %s", name,
              err);
+    json_object_put(args);
     request_reply(r, error_result(text));
     return;
   }
   call_start(r, tool, args);
+  json_object_put(args);
 }
 
 /* Sorted by name only for reading; lookup is a scan of a few entries. */

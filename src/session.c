@@ -60,6 +60,7 @@ session *session_new(struct server *srv, session_send_fn send,
     return NULL;
   }
   json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
+  s->empty_params = json_object_new_object();
   s->srv = srv;
   s->send = send;
   s->transport = transport;
@@ -82,6 +83,7 @@ void session_free(session *s) {
   }
   json_object_put(s->client_info);
   json_object_put(s->client_capabilities);
+  json_object_put(s->empty_params);
   json_tokener_free(s->tok);
   free(s);
 }
@@ -105,6 +107,7 @@ static void request_done(request *r) {
   if (r->next)
     r->next->prev = r->prev;
   s->requests_in_flight--;
+  json_object_put(r->params);
   json_object_put(r->message);
   free(r);
 }
@@ -117,6 +120,7 @@ static void request_send(request *r, json_object *msg) {
     json_object_put(msg);
     if (r->batch)
       batch_settle(r->batch);
+    json_object_put(r->params);
     json_object_put(r->message);
     free(r);
     return;
@@ -157,10 +161,17 @@ static void write_reply(request *r, const char *result, size_t len) {
     parts[0] = "{\"jsonrpc\":\"2.0\",\"id\":";
     lens[0] = sizeof("{\"jsonrpc\":\"2.0\",\"id\":") - 1;
     if (json_object_is_type(r->id, json_type_int)) {
-      int n = snprintf(idbuf, sizeof(idbuf), "%lld",
-                       (long long)json_object_get_int64(r->id));
-      parts[1] = idbuf;
-      lens[1] = (size_t)n;
+      int64_t v = json_object_get_int64(r->id);
+      uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+      size_t i = sizeof(idbuf);
+      do {
+        idbuf[--i] = (char)('0' + u % 10);
+        u /= 10;
+      } while (u != 0);
+      if (v < 0)
+        idbuf[--i] = '-';
+      parts[1] = idbuf + i;
+      lens[1] = sizeof(idbuf) - i;
     } else {
       parts[1] = jsonrpc_to_string(r->id, &lens[1]);
     }
@@ -269,12 +280,7 @@ static void handle_message(session *s, json_object *obj, batch *b) {
                  NULL);
     return;
   }
-  if (m.params == NULL) {
-    /* Handlers always see an object; keep it alive with the message. */
-    m.params = json_object_new_object();
-    json_object_object_add(obj, "params", m.params);
-  }
-  r->params = m.params;
+  r->params = json_object_get(m.params ? m.params : s->empty_params);
   methods_dispatch(r);
 }
 

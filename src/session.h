@@ -27,7 +27,8 @@ typedef struct request {
   json_object *message; /* the whole message; owns what follows */
   json_object *id;
   const char *method;
-  json_object *params; /* never NULL for handlers: {} when absent */
+  json_object *params; /* a reference; never NULL: {} when absent.
+                          Handlers MUST NOT modify it (it may be shared) */
   struct batch *batch;
   size_t batch_slot;
   struct mcpd_call *call; /* set while a tool call runs */
@@ -46,6 +47,7 @@ typedef struct session {
   request *in_flight;
   size_t requests_in_flight;
   json_tokener *tok;
+  json_object *empty_params; /* shared {} for requests without params */
   session_send_fn send;
   session_write_fn write; /* may be NULL: replies then go through send */
   void *transport;
