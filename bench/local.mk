@@ -4,8 +4,9 @@
 # against the floor in one run (see bench/README.md).  The two programs are
 # EXTRA_PROGRAMS so a plain `make` does not build them.
 
-EXTRA_PROGRAMS += bench/floor bench/mcpd-load
-CLEANFILES += bench/floor$(EXEEXT) bench/mcpd-load$(EXEEXT)
+EXTRA_PROGRAMS += bench/floor bench/mcpd-load bench/mcpd-reload
+CLEANFILES += bench/floor$(EXEEXT) bench/mcpd-load$(EXEEXT) \
+	bench/mcpd-reload$(EXEEXT)
 EXTRA_DIST += bench/run.sh bench/README.md
 
 bench_floor_SOURCES = bench/floor.c
@@ -14,10 +15,14 @@ bench_floor_LDADD = $(JSONC_LIBS)
 bench_mcpd_load_SOURCES = bench/load.c
 bench_mcpd_load_LDADD = $(JSONC_LIBS)
 
+bench_mcpd_reload_SOURCES = bench/reload.c
+
 # many.la is a check-only fixture, so it is built here on demand.  Without it
 # (for instance when Check is missing) run.sh skips the 10000-tools row.
 bench: src/mcpd$(EXEEXT) plugins/echo.la bench/floor$(EXEEXT) \
-		bench/mcpd-load$(EXEEXT)
+		bench/mcpd-load$(EXEEXT) bench/mcpd-reload$(EXEEXT)
+	@$(MAKE) $(AM_MAKEFLAGS) tests/plugins/good.la || \
+	  echo "bench: tests/plugins/good.la did not build; skipping the pool row"
 	@$(MAKE) $(AM_MAKEFLAGS) tests/plugins/many.la || \
 	  echo "bench: tests/plugins/many.la did not build; skipping that row"
 	$(SHELL) $(srcdir)/bench/run.sh $(abs_top_builddir) $(abs_top_srcdir)

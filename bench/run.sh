@@ -230,6 +230,42 @@ function p50list(who,    r, list) {
 }
 ' "$results"
 
+# Hot reload (issue 4): a plugin renamed into a watched directory, timed to
+# the list_changed line on mcpd's stdout, 20 times.
+reload=$builddir/bench/mcpd-reload
+if [ -x "$reload" ]; then
+  if out=$("$reload" -r 20 "$echo_so" -- "$mcpd" --log-level error); then
+    p50=$(printf '%s\n' "$out" | sed -n 's/.*reload_p50_us=\([0-9]*\).*/\1/p')
+    max=$(printf '%s\n' "$out" | sed -n 's/.*reload_max_us=\([0-9]*\).*/\1/p')
+    printf '%-34s %10s %10s %6s  %-9s %s\n' "rename to list_changed, ms" \
+      "$(awk -v v="$p50" 'BEGIN { printf "%.1f", v / 1000 }')" \
+      "max $(awk -v v="$max" 'BEGIN { printf "%.1f", v / 1000 }')" "-" \
+      "p50<=100" "$([ "$p50" -le 100000 ] && echo PASS || echo MISS)"
+  else
+    echo "run.sh: the reload run failed: $out" >&2
+    broke=1
+  fi
+fi
+
+# The thread-pool hop: p50 of a pool tool against an inline one in the same
+# fixture plugin (good.so: slow {ms:0} runs on the pool, add inline).
+good_so=$builddir/tests/plugins/.libs/good.so
+if [ -f "$good_so" ]; then
+  mkdir "$tmp/good" && cp "$good_so" "$tmp/good/good.so"
+  pool=$("$load" -q -n 5000 -w 1 --method tools/call --tool slow \
+    --args '{"ms":0}' -- "$mcpd" --plugins "$tmp/good" --no-watch \
+    --log-level error 2>/dev/null | sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p')
+  inline=$("$load" -q -n 5000 -w 1 --method tools/call --tool add \
+    --args '{"a":1,"b":2}' -- "$mcpd" --plugins "$tmp/good" --no-watch \
+    --log-level error 2>/dev/null | sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p')
+  if [ -n "$pool" ] && [ -n "$inline" ]; then
+    printf '%-34s %10s %10s %6s  %-9s %s\n' "pool vs inline tool p50, us" \
+      "$pool" "$inline" \
+      "$(awk -v a="$pool" -v b="$inline" 'BEGIN { printf "%.2f", a / b }')" \
+      "(info)" ""
+  fi
+fi
+
 if [ "$broke" -ne 0 ]; then
   echo "run.sh: some runs reported errors; the figures above are suspect" >&2
   exit 1

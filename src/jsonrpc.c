@@ -25,9 +25,20 @@ const char *jsonrpc_strerror(int code) {
 static int utf8_valid(const unsigned char *s, size_t n) {
   size_t i = 0;
   while (i < n) {
-    unsigned char c = s[i];
+    unsigned char c;
     size_t need;
     unsigned char lo = 0x80, hi = 0xBF;
+    /* ASCII eight bytes at a time: most messages are all ASCII. */
+    while (n - i >= 8) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if (w & 0x8080808080808080ull)
+        break;
+      i += 8;
+    }
+    if (i >= n)
+      break;
+    c = s[i];
     if (c < 0x80) {
       i++;
       continue;
@@ -64,18 +75,28 @@ static int utf8_valid(const unsigned char *s, size_t n) {
  * only lets NaN, Infinity and overflowing literals through, and those need
  * an 'N', an 'I', an exponent or a very long run of digits.  A false
  * positive only costs the full check. */
+static int digit_before(const char *s, const char *p) {
+  return p > s && p[-1] >= '0' && p[-1] <= '9';
+}
+
 static int may_hold_nonfinite(const char *s, size_t n) {
-  size_t digits = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (c >= '0' && c <= '9') {
-      if (++digits >= 300)
-        return 1;
-      continue;
-    }
-    if (c == 'N' || c == 'I' || ((c == 'e' || c == 'E') && digits > 0))
+  const char *end = s + n, *p;
+  if (memchr(s, 'N', n) != NULL || memchr(s, 'I', n) != NULL)
+    return 1;
+  /* An exponent is a digit followed by e or E. */
+  for (p = s; (p = memchr(p, 'e', (size_t)(end - p))) != NULL; p++)
+    if (digit_before(s, p))
       return 1;
-    digits = 0;
+  for (p = s; (p = memchr(p, 'E', (size_t)(end - p))) != NULL; p++)
+    if (digit_before(s, p))
+      return 1;
+  /* Without one, overflowing to infinity takes 309 digits before a '.'. */
+  for (p = s; (p = memchr(p, '.', (size_t)(end - p))) != NULL; p++) {
+    const char *q = p;
+    while (q > s && q[-1] >= '0' && q[-1] <= '9')
+      q--;
+    if (p - q >= 300)
+      return 1;
   }
   return 0;
 }

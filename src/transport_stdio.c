@@ -153,22 +153,29 @@ static void fail(stdio_transport *t, int status) {
 
 static void start_write(stdio_transport *t);
 
+/* The buffer in flight is fully written: recycle it, resume reading if
+ * output had paused it. */
+static void flight_written(stdio_transport *t) {
+  t->writing = 0;
+  t->flight.len = 0;
+  if (t->flight.cap > OUT_KEEP_CAP) {
+    free(t->flight.data);
+    memset(&t->flight, 0, sizeof(t->flight));
+  }
+  if (t->paused && t->pending.len < OUT_LOW_WATER) {
+    t->paused = 0;
+    start_reading(t);
+  }
+}
+
 static void write_done(stdio_transport *t, int status) {
   t->writing = 0;
   if (status < 0) {
     fail(t, status);
   } else {
-    t->flight.len = 0;
-    if (t->flight.cap > OUT_KEEP_CAP) {
-      free(t->flight.data);
-      memset(&t->flight, 0, sizeof(t->flight));
-    }
+    flight_written(t);
     if (t->pending.len > 0 && !t->failed)
       start_write(t);
-  }
-  if (t->paused && t->pending.len < OUT_LOW_WATER) {
-    t->paused = 0;
-    start_reading(t);
   }
   if (t->closing)
     maybe_finish_close(t);
@@ -210,6 +217,20 @@ static void start_write(stdio_transport *t) {
   t->writing = 1;
   b = uv_buf_init(t->flight.data, (unsigned)t->flight.len);
   if (t->out_handle) {
+    /* Most writes fit in the pipe at once; uv_try_write then saves the
+     * deferred callback and the extra loop turn a uv_write costs. */
+    rc = uv_try_write(&t->out.stream, &b, 1);
+    if (rc == (int)b.len) {
+      flight_written(t);
+      return;
+    }
+    if (rc < 0 && rc != UV_EAGAIN && rc != UV_ENOSYS) {
+      t->writing = 0;
+      fail(t, rc);
+      return;
+    }
+    if (rc > 0)
+      b = uv_buf_init(b.base + rc, b.len - (unsigned)rc);
     t->stream_write.data = t;
     rc = uv_write(&t->stream_write, &t->out.stream, &b, 1, stream_write_cb);
   } else {
@@ -447,11 +468,10 @@ static void maybe_finish_close(stdio_transport *t) {
     uv_cancel((uv_req_t *)&t->read_req);
     return; /* file_read_cb comes back here */
   }
-  if (t->writing || (t->pending.len > 0 && !t->failed)) {
-    if (!t->writing)
-      start_write(t);
+  if (!t->writing && t->pending.len > 0 && !t->failed)
+    start_write(t);
+  if (t->writing)
     return; /* write_done comes back here */
-  }
   if (t->in_handle || t->out_handle) {
     if (t->in_handle) {
       t->in_handle = 0;
