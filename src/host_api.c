@@ -199,38 +199,38 @@ static int host_result_structured(mcpd_call *call, json_object *value) {
   return MCPD_OK;
 }
 
-static int host_result_error(mcpd_call *call, const char *fmt, ...) {
-  va_list ap;
+/* A formatted text block; marks the result an error when asked. */
+static int vtext(mcpd_call *call, int is_error, const char *fmt, va_list ap) {
   char *text;
   int rc;
 
   if (!usable(call) || fmt == NULL)
     return MCPD_ERROR;
-  va_start(ap, fmt);
   text = host_vmprintf(fmt, ap);
-  va_end(ap);
   if (text == NULL)
     return MCPD_ERROR;
-  call->is_error = 1;
+  if (is_error)
+    call->is_error = 1;
   rc = host_result_text(call, text);
   free(text);
   return rc;
 }
 
+static int host_result_error(mcpd_call *call, const char *fmt, ...) {
+  va_list ap;
+  int rc;
+  va_start(ap, fmt);
+  rc = vtext(call, 1, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
 static int host_result_textf(mcpd_call *call, const char *fmt, ...) {
   va_list ap;
-  char *text;
   int rc;
-
-  if (!usable(call) || fmt == NULL)
-    return MCPD_ERROR;
   va_start(ap, fmt);
-  text = host_vmprintf(fmt, ap);
+  rc = vtext(call, 0, fmt, ap);
   va_end(ap);
-  if (text == NULL)
-    return MCPD_ERROR;
-  rc = host_result_text(call, text);
-  free(text);
   return rc;
 }
 

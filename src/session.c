@@ -97,8 +97,7 @@ static void send_direct(session *s, batch *b, json_object *msg) {
     s->send(s, msg);
 }
 
-/* Unlinks and frees a request that was answered (or dropped). */
-static void request_done(request *r) {
+static void request_unlink(request *r) {
   session *s = r->session;
   if (r->prev)
     r->prev->next = r->next;
@@ -107,42 +106,38 @@ static void request_done(request *r) {
   if (r->next)
     r->next->prev = r->prev;
   s->requests_in_flight--;
+}
+
+/* Frees an answered request and settles its batch. */
+static void request_free(request *r) {
+  batch *b = r->batch;
   json_object_put(r->params);
   json_object_put(r->message);
   free(r);
+  if (b)
+    batch_settle(b);
+}
+
+/* Unlinks and frees a request answered through the text path. */
+static void request_done(request *r) {
+  request_unlink(r);
+  request_free(r);
 }
 
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
-  if (s == NULL) {
-    /* Detached by session_free: the conversation is gone. */
+  if (s == NULL || r->cancelled) {
+    /* Cancelled, or detached by session_free: nobody gets an answer. */
     json_object_put(msg);
-    if (r->batch)
-      batch_settle(r->batch);
-    json_object_put(r->params);
-    json_object_put(r->message);
-    free(r);
-    return;
-  }
-  if (r->prev)
-    r->prev->next = r->next;
-  else if (s->in_flight == r)
-    s->in_flight = r->next;
-  if (r->next)
-    r->next->prev = r->prev;
-  s->requests_in_flight--;
-
-  if (r->cancelled)
-    json_object_put(msg);
-  else if (r->batch)
+  } else if (r->batch) {
     json_object_array_add(r->batch->responses, msg);
-  else
+  } else {
     s->send(s, msg);
-  if (r->batch)
-    batch_settle(r->batch);
-  json_object_put(r->message);
-  free(r);
+  }
+  if (s != NULL)
+    request_unlink(r);
+  request_free(r);
 }
 
 /* Whether the reply can be written as text: a live, unbatched request on a
