@@ -124,6 +124,15 @@ void plugin_release(plugin *p) {
     plugin_destroy(p);
 }
 
+/* The directory part of `path`: "." when there is none, "/" for the root. */
+static void dir_of(const char *path, char *out, size_t len) {
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL)
+    snprintf(out, len, ".");
+  else
+    snprintf(out, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
 /* Refuses files and directories other users could write, like sshd's
  * StrictModes: loading a plugin runs its code with our rights. */
 static int check_safe(const char *what, const char *path,
@@ -485,12 +494,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   /* Refuse unsafe paths. */
   {
     char dir[4096];
-    size_t n = (size_t)(base - path);
-    if (n == 0) {
-      snprintf(dir, sizeof(dir), ".");
-    } else {
-      snprintf(dir, sizeof(dir), "%.*s", (int)(n > 1 ? n - 1 : 1), path);
-    }
+    dir_of(path, dir, sizeof(dir));
     if (stat(dir, &dst) != 0) {
       snprintf(err, sizeof(err), "cannot stat its directory: %s",
                strerror(errno));
@@ -712,10 +716,7 @@ static int failed_before(loader *l, const char *path, const struct stat *st) {
     case FAILURE_DIR: {
       struct stat dir;
       char buf[4096];
-      const char *slash = strrchr(path, '/');
-      snprintf(buf, sizeof(buf), "%.*s",
-               slash && slash != path ? (int)(slash - path) : 1,
-               slash ? path : ".");
+      dir_of(path, buf, sizeof(buf));
       return stat(buf, &dir) == 0 && dir.st_mode == f->dir_mode &&
              dir.st_uid == f->dir_uid;
     }

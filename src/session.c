@@ -12,6 +12,7 @@
 #include "methods.h"
 #include "server.h"
 #include "session.h"
+#include "strbuf.h"
 
 const char *const session_versions[] = {"2025-11-25", "2025-06-18",
                                         "2025-03-26", "2024-11-05", NULL};
@@ -148,28 +149,18 @@ static int can_write_text(request *r) {
 
 static void write_reply(request *r, const char *result, size_t len) {
   session *s = r->session;
-  char idbuf[32];
+  char idbuf[24];
   const char *parts[5];
   size_t lens[5];
 
   if (!r->cancelled) {
     parts[0] = "{\"jsonrpc\":\"2.0\",\"id\":";
     lens[0] = sizeof("{\"jsonrpc\":\"2.0\",\"id\":") - 1;
-    if (json_object_is_type(r->id, json_type_int)) {
-      int64_t v = json_object_get_int64(r->id);
-      uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-      size_t i = sizeof(idbuf);
-      do {
-        idbuf[--i] = (char)('0' + u % 10);
-        u /= 10;
-      } while (u != 0);
-      if (v < 0)
-        idbuf[--i] = '-';
-      parts[1] = idbuf + i;
-      lens[1] = sizeof(idbuf) - i;
-    } else {
+    if (json_object_is_type(r->id, json_type_int))
+      parts[1] = strbuf_format_int64(idbuf, json_object_get_int64(r->id),
+                                     &lens[1]);
+    else
       parts[1] = jsonrpc_to_string(r->id, &lens[1]);
-    }
     parts[2] = ",\"result\":";
     lens[2] = sizeof(",\"result\":") - 1;
     parts[3] = result;

@@ -46,9 +46,8 @@ void strbuf_puts(strbuf *b, const char *s) {
   strbuf_append(b, s, strlen(s));
 }
 
-void strbuf_int64(strbuf *b, int64_t v) {
-  char tmp[24];
-  size_t i = sizeof(tmp);
+const char *strbuf_format_int64(char tmp[24], int64_t v, size_t *len) {
+  size_t i = 24;
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
   do {
     tmp[--i] = (char)('0' + u % 10);
@@ -56,7 +55,15 @@ void strbuf_int64(strbuf *b, int64_t v) {
   } while (u != 0);
   if (v < 0)
     tmp[--i] = '-';
-  strbuf_append(b, tmp + i, sizeof(tmp) - i);
+  *len = 24 - i;
+  return tmp + i;
+}
+
+void strbuf_int64(strbuf *b, int64_t v) {
+  char tmp[24];
+  size_t len;
+  const char *text = strbuf_format_int64(tmp, v, &len);
+  strbuf_append(b, text, len);
 }
 
 void strbuf_json_string(strbuf *b, const char *s, size_t n) {

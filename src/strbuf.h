@@ -22,6 +22,9 @@ int strbuf_reserve(strbuf *b, size_t n);
 void strbuf_append(strbuf *b, const char *data, size_t n);
 void strbuf_puts(strbuf *b, const char *s);
 void strbuf_int64(strbuf *b, int64_t v);
+/* Formats `v` in decimal at the end of `tmp`; returns where it starts and
+ * sets *len.  For callers that hand the text on without a strbuf. */
+const char *strbuf_format_int64(char tmp[24], int64_t v, size_t *len);
 /* Appends `s` as a JSON string literal, quotes included. */
 void strbuf_json_string(strbuf *b, const char *s, size_t n);
 
