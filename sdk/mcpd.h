@@ -176,12 +176,12 @@ typedef struct mcpd_resource {
 } mcpd_resource;
 
 typedef struct mcpd_resource_template {
-  const char *uri_template; /* REQUIRED, RFC 6570 */
-  const char *name;         /* REQUIRED */
-  const char *title;        /* OPTIONAL */
-  const char *description;  /* OPTIONAL */
-  const char *mime_type;    /* OPTIONAL */
-  mcpd_read_cb read;        /* REQUIRED */
+  const char *uri_template;  /* REQUIRED, RFC 6570 */
+  const char *name;          /* REQUIRED */
+  const char *title;         /* OPTIONAL */
+  const char *description;   /* OPTIONAL */
+  const char *mime_type;     /* OPTIONAL */
+  mcpd_read_cb read;         /* REQUIRED */
   mcpd_complete_cb complete; /* OPTIONAL */
   void *reserved[4];
 } mcpd_resource_template;
@@ -209,11 +209,16 @@ typedef struct mcpd_prompt {
  * resource whose uri, name and read are NULL, a prompt whose name and get
  * are NULL.  An entry with just one of them missing is an error the host
  * reports, not an early end. */
-#define MCPD_TOOL_END {0}
-#define MCPD_RESOURCE_END {0}
-#define MCPD_RESOURCE_TEMPLATE_END {0}
-#define MCPD_PROMPT_END {0}
-#define MCPD_PROMPT_ARGUMENT_END {0}
+#define MCPD_TOOL_END                                                          \
+  { 0 }
+#define MCPD_RESOURCE_END                                                      \
+  { 0 }
+#define MCPD_RESOURCE_TEMPLATE_END                                             \
+  { 0 }
+#define MCPD_PROMPT_END                                                        \
+  { 0 }
+#define MCPD_PROMPT_ARGUMENT_END                                               \
+  { 0 }
 
 /* The host services, an append-only table given to init().  Every function
  * may be called from any thread unless its comment says otherwise.  The
@@ -228,7 +233,7 @@ struct mcpd_host {
   /* --- memory ----------------------------------------------------------- */
   /* printf into host-allocated memory; NULL when out of memory.  Use it for
    * init()'s *errmsg. */
-  char *(*mprintf)(const char *fmt, ...) MCPD_PRINTF(1, 2);
+  char *(*mprintf)(const char *fmt, ...)MCPD_PRINTF(1, 2);
   /* Frees what mprintf returned. */
   void (*free)(void *ptr);
 
@@ -244,10 +249,8 @@ struct mcpd_host {
    * MCPD_OK or MCPD_ERROR (bad arguments, call already completed). */
   int (*result_text)(mcpd_call *call, const char *text);
   int (*result_text_len)(mcpd_call *call, const char *text, size_t len);
-  int (*result_image)(mcpd_call *call, const char *data,
-                      const char *mime_type);
-  int (*result_audio)(mcpd_call *call, const char *data,
-                      const char *mime_type);
+  int (*result_image)(mcpd_call *call, const char *data, const char *mime_type);
+  int (*result_audio)(mcpd_call *call, const char *data, const char *mime_type);
   /* `description` and `mime_type` may be NULL. */
   int (*result_resource_link)(mcpd_call *call, const char *uri,
                               const char *name, const char *description,
@@ -262,8 +265,7 @@ struct mcpd_host {
   int (*result_structured)(mcpd_call *call, json_object *value);
   /* Marks the result isError:true and appends the formatted text.  This is
    * how a tool reports a failure the model should read. */
-  int (*result_error)(mcpd_call *call, const char *fmt, ...)
-      MCPD_PRINTF(2, 3);
+  int (*result_error)(mcpd_call *call, const char *fmt, ...) MCPD_PRINTF(2, 3);
   /* Replaces the whole result with `result` (consumed); the host checks its
    * shape and answers an internal error when it is not a valid result. */
   int (*result_json)(mcpd_call *call, json_object *result);
@@ -294,8 +296,7 @@ struct mcpd_host {
 
   /* --- conveniences ----------------------------------------------------- */
   /* printf into one text content block. */
-  int (*result_textf)(mcpd_call *call, const char *fmt, ...)
-      MCPD_PRINTF(2, 3);
+  int (*result_textf)(mcpd_call *call, const char *fmt, ...) MCPD_PRINTF(2, 3);
   /* The name the call was made under, so tools added at run time can share
    * one callback.  Valid while the call is in flight. */
   const char *(*call_tool_name)(mcpd_call *call);
@@ -310,8 +311,7 @@ typedef struct mcpd_host mcpd_host;
  * fini().  On failure return MCPD_ERROR and set *errmsg (host->mprintf); the
  * host then calls fini(*state) and unloads the plugin. */
 typedef int (*mcpd_init_cb)(const mcpd_host *host, mcpd_self *self,
-                            json_object *config, void **state,
-                            char **errmsg);
+                            json_object *config, void **state, char **errmsg);
 /* fini() is called exactly once, after the last call into the plugin ended,
  * also when init() failed.  `state` may be NULL.  The host unloads the
  * image as soon as fini() returns, so fini() MUST join every thread the
@@ -346,12 +346,12 @@ typedef struct mcpd_plugin_descriptor {
  *
  *   MCPD_PLUGIN_DEFINE(.name = "hello", .version = "1.0", .tools = tools);
  */
-#define MCPD_PLUGIN_DEFINE(...)                                          \
-  MCPD_EXPORT extern const mcpd_plugin_descriptor mcpd_plugin;           \
-  const mcpd_plugin_descriptor mcpd_plugin = {                           \
-      .abi_major = MCPD_ABI_MAJOR,                                       \
-      .abi_minor = MCPD_ABI_MINOR,                                       \
-      .size = (uint32_t)sizeof(mcpd_plugin_descriptor),                  \
+#define MCPD_PLUGIN_DEFINE(...)                                                \
+  MCPD_EXPORT extern const mcpd_plugin_descriptor mcpd_plugin;                 \
+  const mcpd_plugin_descriptor mcpd_plugin = {                                 \
+      .abi_major = MCPD_ABI_MAJOR,                                             \
+      .abi_minor = MCPD_ABI_MINOR,                                             \
+      .size = (uint32_t)sizeof(mcpd_plugin_descriptor),                        \
       __VA_ARGS__}
 
 #ifdef __cplusplus

@@ -26,7 +26,7 @@ struct mcpd_call {
   reg_tool *tool;
   struct plugin *plugin;
   json_object *args;
-  strbuf content;           /* content blocks as JSON text, comma-joined */
+  strbuf content; /* content blocks as JSON text, comma-joined */
   size_t n_blocks;
   json_object *structured;  /* structuredContent */
   json_object *replacement; /* result_json() */

@@ -31,8 +31,7 @@ int framer_reserve(framer *f, size_t want, char **base, size_t *avail);
 /* Accounts `n` bytes written at the reserved base and delivers lines. */
 void framer_commit(framer *f, size_t n, framer_cb cb, void *ctx);
 /* reserve + copy + commit, for callers that hold the bytes elsewhere. */
-int framer_feed(framer *f, const char *data, size_t n, framer_cb cb,
-                void *ctx);
+int framer_feed(framer *f, const char *data, size_t n, framer_cb cb, void *ctx);
 /* Bytes of an incomplete message held (0 at a message boundary). */
 size_t framer_pending(const framer *f);
 

@@ -99,8 +99,7 @@ static json_object *new_block(const char *type) {
   return block;
 }
 
-static int host_result_text_len(mcpd_call *call, const char *text,
-                                size_t len) {
+static int host_result_text_len(mcpd_call *call, const char *text, size_t len) {
   if (!usable(call) || text == NULL || len > INT32_MAX)
     return MCPD_ERROR;
   next_block(call);
@@ -138,8 +137,7 @@ static int host_result_audio(mcpd_call *call, const char *data,
 }
 
 static int host_result_resource_link(mcpd_call *call, const char *uri,
-                                     const char *name,
-                                     const char *description,
+                                     const char *name, const char *description,
                                      const char *mime_type) {
   json_object *block;
   if (!usable(call) || uri == NULL || name == NULL)
@@ -173,14 +171,12 @@ static int embedded(mcpd_call *call, const char *uri, const char *mime_type,
 }
 
 static int host_result_resource_text(mcpd_call *call, const char *uri,
-                                     const char *mime_type,
-                                     const char *text) {
+                                     const char *mime_type, const char *text) {
   return embedded(call, uri, mime_type, "text", text);
 }
 
 static int host_result_resource_blob(mcpd_call *call, const char *uri,
-                                     const char *mime_type,
-                                     const char *blob) {
+                                     const char *mime_type, const char *blob) {
   return embedded(call, uri, mime_type, "blob", blob);
 }
 

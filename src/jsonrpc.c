@@ -10,8 +10,8 @@
 
 const char *jsonrpc_strerror(int code) {
   switch (code) {
-#define JSONRPC_CASE(name, value, text)                                      \
-  case value:                                                                \
+#define JSONRPC_CASE(name, value, text)                                        \
+  case value:                                                                  \
     return text;
     JSONRPC_ERRORS(JSONRPC_CASE)
 #undef JSONRPC_CASE

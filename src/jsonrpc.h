@@ -9,11 +9,11 @@
 #include <json-c/json.h>
 
 /* Standard error codes, one list that also yields their names. */
-#define JSONRPC_ERRORS(X)                                                    \
-  X(PARSE_ERROR, -32700, "Parse error")                                      \
-  X(INVALID_REQUEST, -32600, "Invalid Request")                              \
-  X(METHOD_NOT_FOUND, -32601, "Method not found")                            \
-  X(INVALID_PARAMS, -32602, "Invalid params")                                \
+#define JSONRPC_ERRORS(X)                                                      \
+  X(PARSE_ERROR, -32700, "Parse error")                                        \
+  X(INVALID_REQUEST, -32600, "Invalid Request")                                \
+  X(METHOD_NOT_FOUND, -32601, "Method not found")                              \
+  X(INVALID_PARAMS, -32602, "Invalid params")                                  \
   X(INTERNAL_ERROR, -32603, "Internal error")
 
 enum {

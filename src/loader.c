@@ -4,9 +4,9 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,9 +135,8 @@ static void dir_of(const char *path, char *out, size_t len) {
 
 /* Refuses files and directories other users could write, like sshd's
  * StrictModes: loading a plugin runs its code with our rights. */
-static int check_safe(const char *what, const char *path,
-                      const struct stat *st, int allow, char *err,
-                      size_t errlen) {
+static int check_safe(const char *what, const char *path, const struct stat *st,
+                      int allow, char *err, size_t errlen) {
   if (allow)
     return 0;
   if (st->st_mode & (S_IWGRP | S_IWOTH)) {
@@ -221,12 +220,14 @@ static int check_elf(const char *path, char *err, size_t errlen) {
     goto out;
   }
   if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)) {
-    snprintf(err, errlen, "ELF class does not match this host (built for "
+    snprintf(err, errlen,
+             "ELF class does not match this host (built for "
              "another architecture?)");
     goto out;
   }
   if (eh.e_type != ET_DYN) {
-    snprintf(err, errlen, "ELF file is not a shared object (build it with "
+    snprintf(err, errlen,
+             "ELF file is not a shared object (build it with "
              "-shared)");
     goto out;
   }
@@ -317,8 +318,10 @@ static int check_tables(loader *l, plugin *p, failure_kind *kind, char *err,
     if (r->uri == NULL && r->name == NULL && r->read == NULL)
       break;
     if (r->uri == NULL || r->name == NULL || r->read == NULL) {
-      snprintf(err, errlen, "resource %zu needs a uri, a name and a read "
-               "callback", i);
+      snprintf(err, errlen,
+               "resource %zu needs a uri, a name and a read "
+               "callback",
+               i);
       return -1;
     }
   }
@@ -327,8 +330,10 @@ static int check_tables(loader *l, plugin *p, failure_kind *kind, char *err,
     if (r->uri_template == NULL && r->name == NULL && r->read == NULL)
       break;
     if (r->uri_template == NULL || r->name == NULL || r->read == NULL) {
-      snprintf(err, errlen, "resource template %zu needs a uri_template, "
-               "a name and a read callback", i);
+      snprintf(err, errlen,
+               "resource template %zu needs a uri_template, "
+               "a name and a read callback",
+               i);
       return -1;
     }
   }
@@ -337,15 +342,19 @@ static int check_tables(loader *l, plugin *p, failure_kind *kind, char *err,
     if (pr->name == NULL && pr->get == NULL)
       break;
     if (!registry_valid_name(pr->name) || pr->get == NULL) {
-      snprintf(err, errlen, "prompt %zu needs a valid name and a get "
-               "callback", i);
+      snprintf(err, errlen,
+               "prompt %zu needs a valid name and a get "
+               "callback",
+               i);
       return -1;
     }
     for (size_t k = 0; pr->arguments && k <= LOADER_MAX_ENTRIES; k++) {
       const mcpd_prompt_argument *a = &pr->arguments[k];
       if (k == LOADER_MAX_ENTRIES) {
-        snprintf(err, errlen, "prompt \"%s\": argument table has no end "
-                 "sentinel", pr->name);
+        snprintf(err, errlen,
+                 "prompt \"%s\": argument table has no end "
+                 "sentinel",
+                 pr->name);
         return -1;
       }
       if (a->name == NULL && a->title == NULL && a->description == NULL)
@@ -360,8 +369,8 @@ static int check_tables(loader *l, plugin *p, failure_kind *kind, char *err,
   return 0;
 }
 
-static int check_descriptor(loader *l, plugin *p, failure_kind *kind,
-                            char *err, size_t errlen) {
+static int check_descriptor(loader *l, plugin *p, failure_kind *kind, char *err,
+                            size_t errlen) {
   const mcpd_plugin_descriptor *d = p->desc;
 
   if (d->abi_major != MCPD_ABI_MAJOR || d->abi_minor > MCPD_ABI_MINOR) {
@@ -371,9 +380,10 @@ static int check_descriptor(loader *l, plugin *p, failure_kind *kind,
     return -1;
   }
   if (d->size < offsetof(mcpd_plugin_descriptor, flags)) {
-    snprintf(err, errlen, "descriptor size %u is smaller than ABI %u.%u "
-             "allows", (unsigned)d->size, (unsigned)d->abi_major,
-             (unsigned)d->abi_minor);
+    snprintf(err, errlen,
+             "descriptor size %u is smaller than ABI %u.%u "
+             "allows",
+             (unsigned)d->size, (unsigned)d->abi_major, (unsigned)d->abi_minor);
     return -1;
   }
   if (d->size >= offsetof(mcpd_plugin_descriptor, reserved) && d->flags != 0) {
@@ -389,7 +399,8 @@ static int check_descriptor(loader *l, plugin *p, failure_kind *kind,
       return -1;
     }
   if (!registry_valid_name(d->name)) {
-    snprintf(err, errlen, "plugin name is missing or invalid (1-64 "
+    snprintf(err, errlen,
+             "plugin name is missing or invalid (1-64 "
              "characters of A-Z a-z 0-9 _ . -)");
     return -1;
   }
@@ -400,8 +411,8 @@ static int check_descriptor(loader *l, plugin *p, failure_kind *kind,
   for (plugin *q = l->plugins; q; q = q->next)
     if (q != p->replacing && strcmp(q->name, d->name) == 0) {
       *kind = FAILURE_CONFLICT;
-      snprintf(err, errlen, "plugin name \"%s\" is already used by %s",
-               d->name, q->path);
+      snprintf(err, errlen, "plugin name \"%s\" is already used by %s", d->name,
+               q->path);
       return -1;
     }
   return 0;
@@ -448,8 +459,8 @@ static void commit(loader *l, plugin *p) {
   for (size_t i = 0; i < p->staged.count; i++) {
     reg_tool *t = p->staged.order[i];
     if (registry_add(reg, reg_tool_ref(t)) != 0) {
-      log_error("plugin \"%s\": tool \"%s\" could not be registered",
-                p->path, t->name);
+      log_error("plugin \"%s\": tool \"%s\" could not be registered", p->path,
+                t->name);
       reg_tool_release(t);
     }
   }
@@ -604,8 +615,8 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   {
     size_t n_tools = p->staged.count;
     commit(l, p);
-    log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name,
-             p->version, path, n_tools);
+    log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name, p->version,
+             path, n_tools);
   }
   return p;
 
@@ -766,8 +777,8 @@ static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
       continue;
     p = find_by_path(l, path);
     if (p != NULL) {
-      if (p->dev == st.st_dev && p->ino == st.st_ino &&
-          p->size == st.st_size && p->mtime.tv_sec == st.st_mtim.tv_sec &&
+      if (p->dev == st.st_dev && p->ino == st.st_ino && p->size == st.st_size &&
+          p->mtime.tv_sec == st.st_mtim.tv_sec &&
           p->mtime.tv_nsec == st.st_mtim.tv_nsec)
         continue;
       if (failed_before(l, path, &st))

@@ -33,11 +33,11 @@ typedef struct plugin {
   int copy_fd; /* the private memfd copy, open while loaded, or -1 */
   const mcpd_plugin_descriptor *desc;
   void *state;
-  unsigned refs;  /* 1 while loaded + 1 per call in flight */
-  int live;       /* its tools are registered */
-  int initing;    /* inside init(): add_tool stages */
-  int init_called;  /* fini() is owed */
-  registry staged;  /* tools validated but not yet registered */
+  unsigned refs;            /* 1 while loaded + 1 per call in flight */
+  int live;                 /* its tools are registered */
+  int initing;              /* inside init(): add_tool stages */
+  int init_called;          /* fini() is owed */
+  registry staged;          /* tools validated but not yet registered */
   struct plugin *replacing; /* the instance a reload replaces */
   /* Identity of the file that was loaded, to notice replacement. */
   dev_t dev;
@@ -51,10 +51,10 @@ typedef struct plugin {
  * it changes. */
 /* Why a file was refused decides when it is worth trying again. */
 typedef enum failure_kind {
-  FAILURE_FILE,     /* its content or mode: retry when the file changes */
-  FAILURE_DIR,      /* its directory's mode: retry when that changes */
-  FAILURE_CONFLICT  /* another plugin holds a name: retry when the set of
-                       loaded plugins changes */
+  FAILURE_FILE,    /* its content or mode: retry when the file changes */
+  FAILURE_DIR,     /* its directory's mode: retry when that changes */
+  FAILURE_CONFLICT /* another plugin holds a name: retry when the set of
+                      loaded plugins changes */
 } failure_kind;
 
 typedef struct load_failure {
@@ -77,7 +77,7 @@ typedef struct loader {
   char *copy_dir; /* fallback directory for copies, made when first needed */
   unsigned seq;
   unsigned generation; /* bumped whenever the live set changes */
-  plugin *plugins; /* live instances */
+  plugin *plugins;     /* live instances */
   load_failure *failures;
 } loader;
 

@@ -75,8 +75,8 @@ static void call_send(session *s, json_object *msg) {
     if (json_object_object_get_ex(msg, "result", &result)) {
       dprintf(cm->out, "%s\n",
               json_object_to_json_string_ext(
-                  result, JSON_C_TO_STRING_PRETTY |
-                              JSON_C_TO_STRING_NOSLASHESCAPE));
+                  result,
+                  JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
       cm->status = json_object_object_get_ex(result, "isError", &is_error) &&
                            json_object_get_boolean(is_error)
                        ? 1

@@ -23,9 +23,9 @@ typedef struct method {
   unsigned flags;
 } method;
 
-static const char *const log_levels[] = {"debug",    "info",  "notice",
-                                         "warning",  "error", "critical",
-                                         "alert",    "emergency"};
+static const char *const log_levels[] = {"debug",   "info",     "notice",
+                                         "warning", "error",    "critical",
+                                         "alert",   "emergency"};
 
 int methods_log_level(const char *name) {
   for (int i = 0; i < 8; i++)
@@ -145,9 +145,9 @@ static void on_tools_list(request *r) {
     return;
   }
   result = json_object_new_object();
-  json_object_object_add(result, "tools",
-                         registry_list_tools(&srv->registry, offset,
-                                             srv->opts->page_size, &next));
+  json_object_object_add(
+      result, "tools",
+      registry_list_tools(&srv->registry, offset, srv->opts->page_size, &next));
   if (next > 0) {
     char cursor[32];
     snprintf(cursor, sizeof(cursor), "p%zu", next);
@@ -254,8 +254,7 @@ static void on_cancelled(session *s, json_object *params) {
   json_object *id;
   request *r;
 
-  if (params == NULL ||
-      !json_object_object_get_ex(params, "requestId", &id) ||
+  if (params == NULL || !json_object_object_get_ex(params, "requestId", &id) ||
       !jsonrpc_valid_id(id))
     return;
   r = session_find_request(s, id);

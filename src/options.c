@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "options.h"
 #include "log.h"
+#include "options.h"
 
 #ifndef MCPD_PLUGINS_DIR
 #define MCPD_PLUGINS_DIR "/usr/local/lib/mcpd/plugins"
@@ -22,8 +22,8 @@ static const char usage[] =
     "\n"
     "  --plugins DIR           load *.so plugins from DIR (repeatable); the\n"
     "                          default is $MCPD_PLUGIN_PATH, else\n"
-    "                          $XDG_DATA_HOME/mcpd/plugins and " MCPD_PLUGINS_DIR
-    "\n"
+    "                          $XDG_DATA_HOME/mcpd/plugins "
+    "and " MCPD_PLUGINS_DIR "\n"
     "  --config FILE           JSON config (instructions, plugins, ...)\n"
     "  --transport stdio       the transport (stdio)\n"
     "  --listen HOST:PORT      address for network transports\n"
@@ -113,9 +113,9 @@ static int load_config(options *o, int cli_log_level, int cli_watch,
                        int cli_max, int cli_page, int cli_insecure) {
   json_object *root = json_object_from_file(o->config_path);
   if (root == NULL)
-    return config_error(o, NULL, json_util_get_last_err()
-                                     ? json_util_get_last_err()
-                                     : "cannot be read as JSON");
+    return config_error(o, NULL,
+                        json_util_get_last_err() ? json_util_get_last_err()
+                                                 : "cannot be read as JSON");
   o->config = root;
   if (!json_object_is_type(root, json_type_object))
     return config_error(o, NULL, "the top level must be a JSON object");
@@ -174,10 +174,11 @@ static int load_config(options *o, int cli_log_level, int cli_watch,
       if (!cli_watch)
         o->watch = json_object_get_boolean(val);
     } else {
-      return config_error(o, key, "unknown key (known: instructions, "
-                                  "plugins, pluginDirs, logLevel, "
-                                  "maxMessageSize, pageSize, "
-                                  "allowInsecurePlugins, watch)");
+      return config_error(o, key,
+                          "unknown key (known: instructions, "
+                          "plugins, pluginDirs, logLevel, "
+                          "maxMessageSize, pageSize, "
+                          "allowInsecurePlugins, watch)");
     }
   }
   if (o->plugin_configs) {
@@ -200,7 +201,8 @@ static int default_dirs(options *o) {
     char *copy = strdup(path), *save = NULL;
     if (copy == NULL)
       return -1;
-    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
+    for (char *d = strtok_r(copy, ":", &save); d;
+         d = strtok_r(NULL, ":", &save))
       if (add_dir(o, d) != 0) {
         free(copy);
         return -1;
@@ -324,9 +326,8 @@ int options_parse(options *o, int argc, char **argv) {
     log_error("--args goes with --call TOOL");
     return -1;
   }
-  if (o->config_path &&
-      load_config(o, cli_log_level, cli_watch, cli_max, cli_page,
-                  cli_insecure) != 0)
+  if (o->config_path && load_config(o, cli_log_level, cli_watch, cli_max,
+                                    cli_page, cli_insecure) != 0)
     return -1;
   if (o->n_plugin_dirs == 0 && default_dirs(o) != 0) {
     log_error("out of memory");

@@ -41,8 +41,8 @@ void registry_free(registry *r) {
 }
 
 /* Parses a schema the plugin wrote as JSON text. */
-static json_object *parse_schema(const char *text, const char *which,
-                                 char *err, size_t errlen) {
+static json_object *parse_schema(const char *text, const char *which, char *err,
+                                 size_t errlen) {
   json_tokener *tok = json_tokener_new_ex(64);
   json_object *schema;
   char why[200];
@@ -101,8 +101,8 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
     return NULL;
   }
   if (def->exec < MCPD_EXEC_POOL || def->exec > MCPD_EXEC_ASYNC) {
-    snprintf(err, errlen, "tool \"%s\" has an unknown exec mode %d",
-             def->name, def->exec);
+    snprintf(err, errlen, "tool \"%s\" has an unknown exec mode %d", def->name,
+             def->exec);
     return NULL;
   }
   if (!valid_hint(def->read_only_hint) || !valid_hint(def->destructive_hint) ||
@@ -111,8 +111,7 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
              def->name);
     return NULL;
   }
-  for (size_t i = 0; i < sizeof(def->reserved) / sizeof(def->reserved[0]);
-       i++)
+  for (size_t i = 0; i < sizeof(def->reserved) / sizeof(def->reserved[0]); i++)
     if (def->reserved[i] != NULL) {
       snprintf(err, errlen, "tool \"%s\" sets reserved fields", def->name);
       return NULL;
@@ -130,8 +129,8 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
   t->owner = owner;
   {
     char why[300];
-    const char *text = def->input_schema ? def->input_schema
-                                         : "{\"type\":\"object\"}";
+    const char *text =
+        def->input_schema ? def->input_schema : "{\"type\":\"object\"}";
     t->input_schema = parse_schema(text, "input schema", why, sizeof(why));
     if (t->input_schema == NULL) {
       snprintf(err, errlen, "tool \"%s\": %s", def->name, why);
@@ -263,8 +262,8 @@ size_t registry_remove_owner(registry *r, struct plugin *owner) {
 
 json_object *registry_list_tools(registry *r, size_t offset, size_t limit,
                                  size_t *next) {
-  json_object *tools = json_object_new_array_ext(
-      (int)(limit < r->count ? limit : r->count));
+  json_object *tools =
+      json_object_new_array_ext((int)(limit < r->count ? limit : r->count));
   size_t end = offset + limit;
 
   if (end > r->count || end < offset)

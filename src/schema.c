@@ -125,8 +125,8 @@ static int matches_type(const char *t, json_object *v) {
 }
 
 static int known_type(const char *t) {
-  static const char *const names[] = {"string", "number", "integer",
-                                      "boolean", "object", "array", "null"};
+  static const char *const names[] = {"string", "number", "integer", "boolean",
+                                      "object", "array",  "null"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(t, names[i]) == 0)
       return 1;
@@ -197,8 +197,7 @@ static int check_type(const schema_node *n, json_object *value,
 }
 
 static int check_object(const schema_node *n, json_object *value,
-                        const char *path, int depth, char *err,
-                        size_t errlen) {
+                        const char *path, int depth, char *err, size_t errlen) {
   json_object *props = n->properties, *required = n->required;
   json_object *additional = n->additional;
   char sub[256];
@@ -340,14 +339,13 @@ static int validate(json_object *schema, json_object *value, const char *path,
     return -1;
   if (json_object_is_type(value, json_type_object))
     return check_object(n, value, path, depth, err, errlen);
-  if (json_object_is_type(value, json_type_array) &&
-      (kw = n->items) != NULL) {
+  if (json_object_is_type(value, json_type_array) && (kw = n->items) != NULL) {
     size_t count = json_object_array_length(value);
     char sub[256];
     for (size_t i = 0; i < count; i++) {
       snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-      if (validate(kw, json_object_array_get_idx(value, i), sub, depth + 1,
-                   err, errlen) != 0)
+      if (validate(kw, json_object_array_get_idx(value, i), sub, depth + 1, err,
+                   errlen) != 0)
         return -1;
     }
   }
@@ -392,8 +390,7 @@ static int check_shape(json_object *schema, const char *where, int depth,
         }
       }
     } else {
-      snprintf(err, errlen, "%s: \"type\" must be a string or an array",
-               where);
+      snprintf(err, errlen, "%s: \"type\" must be a string or an array", where);
       return -1;
     }
   }

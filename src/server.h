@@ -16,11 +16,11 @@ struct session;
 struct mcpd_call;
 
 typedef enum hostq_type {
-  HOSTQ_COMPLETE,    /* an asynchronous call completed */
-  HOSTQ_NOTIFY,      /* notifications/progress for `call` */
-  HOSTQ_LOG,         /* notifications/message for every session */
-  HOSTQ_ADD_TOOL,    /* register `tool` for `plugin` */
-  HOSTQ_REMOVE_TOOL  /* unregister `name` of `plugin` */
+  HOSTQ_COMPLETE,   /* an asynchronous call completed */
+  HOSTQ_NOTIFY,     /* notifications/progress for `call` */
+  HOSTQ_LOG,        /* notifications/message for every session */
+  HOSTQ_ADD_TOOL,   /* register `tool` for `plugin` */
+  HOSTQ_REMOVE_TOOL /* unregister `name` of `plugin` */
 } hostq_type;
 
 typedef struct hostq_event {

@@ -157,8 +157,8 @@ static void write_reply(request *r, const char *result, size_t len) {
     parts[0] = "{\"jsonrpc\":\"2.0\",\"id\":";
     lens[0] = sizeof("{\"jsonrpc\":\"2.0\",\"id\":") - 1;
     if (json_object_is_type(r->id, json_type_int))
-      parts[1] = strbuf_format_int64(idbuf, json_object_get_int64(r->id),
-                                     &lens[1]);
+      parts[1] =
+          strbuf_format_int64(idbuf, json_object_get_int64(r->id), &lens[1]);
     else
       parts[1] = jsonrpc_to_string(r->id, &lens[1]);
     parts[2] = ",\"result\":";
@@ -244,8 +244,9 @@ static void handle_message(session *s, json_object *obj, batch *b) {
 
   r = calloc(1, sizeof(*r));
   if (r == NULL) {
-    send_direct(s, b, jsonrpc_error(m.id, JSONRPC_INTERNAL_ERROR,
-                                    "out of memory", NULL));
+    send_direct(
+        s, b,
+        jsonrpc_error(m.id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL));
     return;
   }
   r->session = s;
@@ -262,8 +263,7 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     b->pending++;
 
   if (m.params != NULL && !json_object_is_type(m.params, json_type_object)) {
-    request_fail(r, JSONRPC_INVALID_PARAMS, "params must be an object",
-                 NULL);
+    request_fail(r, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
     return;
   }
   r->params = json_object_get(m.params ? m.params : s->empty_params);
@@ -291,8 +291,8 @@ static void handle_batch(session *s, json_object *array) {
   }
   b = calloc(1, sizeof(*b));
   if (b == NULL) {
-    s->send(s, jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, "out of memory",
-                             NULL));
+    s->send(s,
+            jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, "out of memory", NULL));
     return;
   }
   b->session = s;

@@ -60,8 +60,7 @@ const char *session_negotiate(const char *requested);
 /* Whether `version` takes JSON-RPC batches. */
 int session_version_has_batches(const char *version);
 
-session *session_new(struct server *srv, session_send_fn send,
-                     void *transport);
+session *session_new(struct server *srv, session_send_fn send, void *transport);
 void session_free(session *s);
 
 /* Handles one framed message. */
@@ -77,8 +76,7 @@ void session_notify(session *s, const char *method, json_object *params);
  * result as JSON text, which is cheaper for results built as text. */
 void request_reply(request *r, json_object *result);
 void request_reply_raw(request *r, const char *result, size_t len);
-void request_fail(request *r, int code, const char *message,
-                  json_object *data);
+void request_fail(request *r, int code, const char *message, json_object *data);
 
 /* Finds a request in flight by id. */
 request *session_find_request(session *s, json_object *id);

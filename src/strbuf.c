@@ -83,13 +83,27 @@ void strbuf_json_string(strbuf *b, const char *s, size_t n) {
     strbuf_append(b, s + start, i - start);
     esc[0] = '\\';
     switch (c) {
-    case '"': esc[1] = '"'; break;
-    case '\\': esc[1] = '\\'; break;
-    case '\n': esc[1] = 'n'; break;
-    case '\r': esc[1] = 'r'; break;
-    case '\t': esc[1] = 't'; break;
-    case '\b': esc[1] = 'b'; break;
-    case '\f': esc[1] = 'f'; break;
+    case '"':
+      esc[1] = '"';
+      break;
+    case '\\':
+      esc[1] = '\\';
+      break;
+    case '\n':
+      esc[1] = 'n';
+      break;
+    case '\r':
+      esc[1] = 'r';
+      break;
+    case '\t':
+      esc[1] = 't';
+      break;
+    case '\b':
+      esc[1] = 'b';
+      break;
+    case '\f':
+      esc[1] = 'f';
+      break;
     default:
       esc[1] = 'u';
       esc[2] = '0';

@@ -54,7 +54,7 @@ struct stdio_transport {
   size_t flight_off;
   int writing;
   int dispatching; /* handling a read: hold writes until it is done */
-  int read_busy; /* a file read is in flight */
+  int read_busy;   /* a file read is in flight */
   int reading;
   int paused;
   int stopped;

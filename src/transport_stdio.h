@@ -22,7 +22,7 @@ int stdio_transport_start(stdio_transport *t);
 void stdio_transport_stop_reading(stdio_transport *t);
 /* Flushes what is queued (unless `force`), closes the handles and frees
  * the transport and its session; `done` (may be NULL) runs afterwards. */
-void stdio_transport_close(stdio_transport *t,
-                           void (*done)(struct server *srv), int force);
+void stdio_transport_close(stdio_transport *t, void (*done)(struct server *srv),
+                           int force);
 
 #endif

@@ -35,8 +35,7 @@ static int interesting(const char *filename) {
   if (filename == NULL)
     return 1; /* the platform did not say: rescan to be safe */
   n = strlen(filename);
-  return n > 3 && strcmp(filename + n - 3, ".so") == 0 &&
-         filename[0] != '.';
+  return n > 3 && strcmp(filename + n - 3, ".so") == 0 && filename[0] != '.';
 }
 
 static void event_cb(uv_fs_event_t *handle, const char *filename, int events,
@@ -57,8 +56,8 @@ watch *watch_start(server *srv) {
   options *o = srv->opts;
   watch *w = calloc(1, sizeof(*w));
 
-  if (w == NULL || (w->dirs = calloc(o->n_plugin_dirs + 1,
-                                     sizeof(*w->dirs))) == NULL) {
+  if (w == NULL ||
+      (w->dirs = calloc(o->n_plugin_dirs + 1, sizeof(*w->dirs))) == NULL) {
     free(w);
     log_error("out of memory: not watching plugin directories");
     return NULL;
