@@ -1,9 +1,12 @@
-/* call.h -- one tool call in flight: where its callback runs, the result it
- * builds, progress, cancellation and completion.
+/* call.h -- tool calls in flight and the host table plugins call
+ * (struct mcpd_host): where a callback runs, the result it builds,
+ * progress, cancellation, completion, logs and run-time tools.
  *
  * A call holds a reference on its tool and its plugin, so neither goes away
  * while the callback runs.  Whatever thread the callback runs on, the
- * response is written from the loop thread. */
+ * response is written from the loop thread: work other threads hand back
+ * goes through the executor's host queue, in order, so progress a tool
+ * reported always precedes its response. */
 #ifndef MCPD_CALL_H
 #define MCPD_CALL_H
 
@@ -12,17 +15,32 @@
 #include <json-c/json.h>
 #include <uv.h>
 
+#include "hostq.h"
 #include "mcpd.h"
 #include "registry.h"
+#include "session.h"
 #include "strbuf.h"
 
-struct server;
-struct request;
 struct plugin;
 
+/* What calls run on; one per server, owned by it. */
+typedef struct call_exec {
+  uv_loop_t *loop;
+  hostq queue;
+  unsigned in_flight; /* calls started and not finished (loop thread) */
+  /* The lowest MCP log level any session asked for, or 8 for none: a hint
+   * that spares queueing log lines nobody wants.  Only ever lowered. */
+  atomic_int log_floor;
+  /* Runs on the loop thread when in_flight drops to zero. */
+  void (*drained_cb)(void *arg);
+  /* Runs on the loop thread for each plugin log line worth sending. */
+  void (*log_cb)(void *arg, int level, const char *logger, const char *text);
+  void *arg;
+} call_exec;
+
 struct mcpd_call {
-  struct server *srv;
-  struct request *req; /* NULL once the client cancelled */
+  call_exec *exec;
+  request *req; /* answered when the call ends */
   reg_tool *tool;
   struct plugin *plugin;
   json_object *args;
@@ -40,16 +58,20 @@ struct mcpd_call {
   uv_work_t work;
 };
 
+int call_exec_init(call_exec *e, uv_loop_t *loop);
+/* Runs what is still queued and closes the queue's handle. */
+void call_exec_close(call_exec *e);
+/* A session asked for log messages at `level` and above. */
+void call_exec_want_logs(call_exec *e, int level);
+
 /* Starts `tool` for request `r` with validated `args` (a new reference is
  * taken).  The request is answered when the call ends. */
-void call_start(struct request *r, reg_tool *tool, json_object *args);
+void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args);
 /* The client cancelled: the callback sees cancelled() and the response is
  * dropped. */
 void call_cancel(struct mcpd_call *call);
-/* Finishes a call on the loop thread (used by the host queue). */
-void call_finish(struct mcpd_call *call, int status);
-/* Sets the cancelled flag of every call of every session at shutdown. */
 
+/* The table handed to every plugin's init(). */
 extern const mcpd_host call_host_api;
 
 #endif

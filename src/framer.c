@@ -16,30 +16,22 @@ void framer_init(framer *f, size_t max) {
 }
 
 void framer_free(framer *f) {
-  free(f->buf);
-  f->buf = NULL;
-  f->len = f->cap = f->scanned = 0;
+  strbuf_free(&f->buf);
+  f->scanned = 0;
 }
 
 size_t framer_pending(const framer *f) {
-  return f->len;
+  return f->buf.len;
 }
 
 int framer_reserve(framer *f, size_t want, char **base, size_t *avail) {
-  if (f->cap - f->len < want + 1) {
-    size_t cap = f->cap ? f->cap : 4096;
-    char *nb;
-    while (cap - f->len < want + 1)
-      cap *= 2;
-    nb = realloc(f->buf, cap);
-    if (nb == NULL)
-      return -1;
-    f->buf = nb;
-    f->cap = cap;
+  if (strbuf_reserve(&f->buf, want) != 0) {
+    f->buf.failed = 0;
+    return -1;
   }
-  *base = f->buf + f->len;
+  *base = f->buf.data + f->buf.len;
   /* One byte stays free so a line can always be NUL-terminated in place. */
-  *avail = f->cap - f->len - 1;
+  *avail = f->buf.cap - f->buf.len - 1;
   return 0;
 }
 
@@ -51,29 +43,30 @@ static int is_blank(const char *s, size_t n) {
 }
 
 void framer_commit(framer *f, size_t n, framer_cb cb, void *ctx) {
+  char *buf = f->buf.data;
   size_t start = 0;
   size_t pos = f->scanned;
 
-  f->len += n;
+  f->buf.len += n;
   for (;;) {
-    char *nl = memchr(f->buf + pos, '\n', f->len - pos);
+    char *nl = memchr(buf + pos, '\n', f->buf.len - pos);
     size_t end;
 
     if (nl == NULL)
       break;
-    end = (size_t)(nl - f->buf);
+    end = (size_t)(nl - buf);
     if (f->discarding) {
       /* The tail of an oversized line: drop it, resume after it. */
       f->discarding = 0;
     } else {
       size_t len = end - start;
-      if (len > 0 && f->buf[start + len - 1] == '\r')
+      if (len > 0 && buf[start + len - 1] == '\r')
         len--;
       if (len > f->max) {
         cb(ctx, NULL, len, 1);
-      } else if (!is_blank(f->buf + start, len)) {
-        f->buf[start + len] = '\0';
-        cb(ctx, f->buf + start, len, 0);
+      } else if (!is_blank(buf + start, len)) {
+        buf[start + len] = '\0';
+        cb(ctx, buf + start, len, 0);
       }
     }
     start = pos = end + 1;
@@ -81,25 +74,22 @@ void framer_commit(framer *f, size_t n, framer_cb cb, void *ctx) {
 
   if (f->discarding) {
     /* Everything held belongs to the oversized line. */
-    f->len = f->scanned = 0;
-  } else if (f->len - start > f->max + 1) {
+    f->buf.len = f->scanned = 0;
+  } else if (f->buf.len - start > f->max + 1) {
     /* No newline within the limit (a '\r' may still end it): refuse now
      * instead of buffering without bound. */
-    cb(ctx, NULL, f->len - start, 1);
+    cb(ctx, NULL, f->buf.len - start, 1);
     f->discarding = 1;
-    f->len = f->scanned = 0;
+    f->buf.len = f->scanned = 0;
   } else {
     if (start > 0) {
-      memmove(f->buf, f->buf + start, f->len - start);
-      f->len -= start;
+      memmove(buf, buf + start, f->buf.len - start);
+      f->buf.len -= start;
     }
-    f->scanned = f->len;
+    f->scanned = f->buf.len;
   }
-  if (f->len == 0 && f->cap > FRAMER_KEEP_CAP) {
-    free(f->buf);
-    f->buf = NULL;
-    f->cap = 0;
-  }
+  if (f->buf.len == 0 && f->buf.cap > FRAMER_KEEP_CAP)
+    strbuf_free(&f->buf);
 }
 
 int framer_feed(framer *f, const char *data, size_t n, framer_cb cb,

@@ -11,14 +11,14 @@
 
 #include <stddef.h>
 
+#include "strbuf.h"
+
 /* `line` is NUL-terminated in place and valid only during the call.  When
  * `oversize` is nonzero, `line` is NULL: a message exceeded the maximum. */
 typedef void (*framer_cb)(void *ctx, char *line, size_t len, int oversize);
 
 typedef struct framer {
-  char *buf;
-  size_t len;     /* bytes held */
-  size_t cap;     /* bytes allocated */
+  strbuf buf;     /* bytes held */
   size_t scanned; /* bytes of buf already known to hold no newline */
   size_t max;     /* largest message accepted, newline excluded */
   int discarding; /* inside an oversized line */

@@ -1,12 +1,19 @@
-/* loader.h -- finds, validates, loads, reloads and unloads plugins.
+/* loader.h -- scans plugin directories and keeps the set of live plugin
+ * instances: load, reload, unload, and the references that keep an
+ * instance mapped while calls into it run.
  *
- * Order, with one exit: refuse unsafe paths -> copy privately -> dlopen ->
- * dlsym the one symbol -> ABI and size -> tables -> duplicates -> init ->
- * register.  Every failure undoes what was done and is one log line naming
- * the file and the reason. */
+ * Order, with one exit: refuse unsafe paths -> copy privately
+ * (plugin_file.c) -> dlopen -> dlsym the one symbol -> ABI, size and
+ * tables (descriptor.c) -> duplicates -> init -> register.  Every failure
+ * undoes what was done and is one log line naming the file and the reason.
+ *
+ * The loader knows nothing above it.  Its owner hands it the registry to
+ * fill, the options, the host table for init(), and a callback that runs
+ * (on the loop thread) whenever the registry changed. */
 #ifndef MCPD_LOADER_H
 #define MCPD_LOADER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -14,9 +21,11 @@
 #include <json-c/json.h>
 
 #include "mcpd.h"
+#include "options.h"
+#include "plugin_file.h"
 #include "registry.h"
 
-struct server;
+struct loader;
 
 struct mcpd_self {
   struct plugin *plugin;
@@ -24,7 +33,7 @@ struct mcpd_self {
 
 typedef struct plugin {
   struct mcpd_self self;
-  struct server *srv;
+  struct loader *loader;
   char *path; /* as found in the plugin directory */
   char *name;
   char *version;
@@ -33,7 +42,11 @@ typedef struct plugin {
   int copy_fd; /* the private memfd copy, open while loaded, or -1 */
   const mcpd_plugin_descriptor *desc;
   void *state;
-  unsigned refs;            /* 1 while loaded + 1 per call in flight */
+  void *host_data; /* the loader_env's, for the host table's use */
+  /* 1 while loaded + 1 per call in flight + 1 per queued host event.
+   * Atomic: a plugin thread takes one when it queues an event. */
+  atomic_uint refs;
+  int finalizing;           /* fini() is running or has run */
   int live;                 /* its tools are registered */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */
@@ -47,8 +60,6 @@ typedef struct plugin {
   struct plugin *next;
 } plugin;
 
-/* A file that could not be loaded, kept for --list and for retrying when
- * it changes. */
 /* Why a file was refused decides when it is worth trying again. */
 typedef enum failure_kind {
   FAILURE_FILE,    /* its content or mode: retry when the file changes */
@@ -57,6 +68,8 @@ typedef enum failure_kind {
                       loaded plugins changes */
 } failure_kind;
 
+/* A file that could not be loaded, kept for --list and for retrying when
+ * it changes. */
 typedef struct load_failure {
   char *path;
   char *reason;
@@ -72,16 +85,26 @@ typedef struct load_failure {
   struct load_failure *next;
 } load_failure;
 
+/* What the owner gives the loader; copied by loader_init(). */
+typedef struct loader_env {
+  registry *registry;    /* where live plugins' tools are registered */
+  const options *opts;   /* directories, plugin configs, safety */
+  const mcpd_host *host; /* handed to every init() */
+  void *host_data;       /* copied into each plugin's `host_data` */
+  /* Runs on the loop thread after the registry changed. */
+  void (*changed_cb)(void *arg);
+  void *arg;
+} loader_env;
+
 typedef struct loader {
-  struct server *srv;
-  char *copy_dir; /* fallback directory for copies, made when first needed */
-  unsigned seq;
+  loader_env env;
+  plugin_files files;  /* where private copies go without memfd_create */
   unsigned generation; /* bumped whenever the live set changes */
   plugin *plugins;     /* live instances */
   load_failure *failures;
 } loader;
 
-int loader_init(loader *l, struct server *srv);
+int loader_init(loader *l, const loader_env *env);
 /* Unloads everything that is idle; returns how many instances remain. */
 size_t loader_free(loader *l);
 
@@ -97,6 +120,11 @@ plugin *loader_load_file(loader *l, const char *path);
  * the last call ends. */
 void loader_unload(loader *l, plugin *p);
 
+/* Any thread may take a reference on a plugin it already holds one on
+ * (directly, or through a call in flight).  Release only on the loop
+ * thread: the last release runs fini() and dlclose().  References taken
+ * while fini() runs (by plugin threads it joins) delay the free, not
+ * fini(), which runs once. */
 void plugin_ref(plugin *p);
 void plugin_release(plugin *p);
 

@@ -17,10 +17,6 @@ void log_set_level(log_level level) {
   current_level = level;
 }
 
-log_level log_get_level(void) {
-  return current_level;
-}
-
 void log_set_fd(int fd) {
   log_fd = fd;
 }

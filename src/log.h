@@ -16,7 +16,6 @@ typedef enum log_level {
 } log_level;
 
 void log_set_level(log_level level);
-log_level log_get_level(void);
 /* Accepts error, warn, warning, info, debug.  Returns -1 for anything else. */
 int log_level_parse(const char *name);
 /* Redirects log output to `fd` (stderr by default). */

@@ -5,17 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "methods.h"
 #include "schema.h"
-#include "server.h"
 
 /* The method may be called before initialize. */
 #define METHOD_BEFORE_INIT 0x1u
 
-typedef void (*method_fn)(request *r);
+typedef void (*method_fn)(methods_ctx *ctx, request *r);
 
 typedef struct method {
   const char *name;
@@ -38,9 +36,8 @@ const char *methods_log_level_name(int level) {
   return level >= 0 && level < 8 ? log_levels[level] : "info";
 }
 
-static void on_initialize(request *r) {
+static void on_initialize(methods_ctx *ctx, request *r) {
   session *s = r->session;
-  server *srv = s->srv;
   json_object *v, *caps, *tools, *info, *result;
   const char *requested;
 
@@ -84,17 +81,18 @@ static void on_initialize(request *r) {
                          json_object_new_string(s->version));
   json_object_object_add(result, "capabilities", caps);
   json_object_object_add(result, "serverInfo", info);
-  if (srv->opts->instructions)
+  if (ctx->opts->instructions)
     json_object_object_add(result, "instructions",
-                           json_object_new_string(srv->opts->instructions));
+                           json_object_new_string(ctx->opts->instructions));
   request_reply(r, result);
 }
 
-static void on_ping(request *r) {
+static void on_ping(methods_ctx *ctx, request *r) {
+  (void)ctx;
   request_reply(r, NULL);
 }
 
-static void on_set_level(request *r) {
+static void on_set_level(methods_ctx *ctx, request *r) {
   json_object *v;
   int level = -1;
   if (json_object_object_get_ex(r->params, "level", &v) &&
@@ -108,6 +106,7 @@ static void on_set_level(request *r) {
     return;
   }
   r->session->log_level = level;
+  call_exec_want_logs(ctx->exec, level);
   request_reply(r, NULL);
 }
 
@@ -134,12 +133,11 @@ static int parse_cursor(json_object *params, size_t count, size_t *offset) {
   return 0;
 }
 
-static void on_tools_list(request *r) {
-  server *srv = r->session->srv;
+static void on_tools_list(methods_ctx *ctx, request *r) {
   size_t offset, next;
   json_object *result;
 
-  if (parse_cursor(r->params, srv->registry.count, &offset) != 0) {
+  if (parse_cursor(r->params, ctx->registry->count, &offset) != 0) {
     request_fail(r, JSONRPC_INVALID_PARAMS, "Invalid params: invalid cursor",
                  NULL);
     return;
@@ -147,7 +145,7 @@ static void on_tools_list(request *r) {
   result = json_object_new_object();
   json_object_object_add(
       result, "tools",
-      registry_list_tools(&srv->registry, offset, srv->opts->page_size, &next));
+      registry_list_tools(ctx->registry, offset, ctx->opts->page_size, &next));
   if (next > 0) {
     char cursor[32];
     snprintf(cursor, sizeof(cursor), "p%zu", next);
@@ -169,8 +167,7 @@ static json_object *error_result(const char *text) {
   return result;
 }
 
-static void on_tools_call(request *r) {
-  server *srv = r->session->srv;
+static void on_tools_call(methods_ctx *ctx, request *r) {
   json_object *v, *args = NULL;
   reg_tool *tool;
   const char *name;
@@ -190,7 +187,7 @@ static void on_tools_call(request *r) {
                  "Invalid params: arguments must be an object", NULL);
     return;
   }
-  tool = registry_find(&srv->registry, name);
+  tool = registry_find(ctx->registry, name);
   if (tool == NULL) {
     snprintf(text, sizeof(text), "Unknown tool: %.200s", name);
     request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
@@ -215,7 +212,7 @@ static void on_tools_call(request *r) {
     request_reply(r, error_result(text));
     return;
   }
-  call_start(r, tool, args);
+  call_start(ctx->exec, r, tool, args);
   json_object_put(args);
 }
 
@@ -228,7 +225,7 @@ static const method methods[] = {
     {"tools/list", on_tools_list, 0},
     {NULL, NULL, 0}};
 
-void methods_dispatch(request *r) {
+void methods_request(void *arg, request *r) {
   const method *m;
   char text[300];
 
@@ -247,7 +244,7 @@ void methods_dispatch(request *r) {
                  NULL);
     return;
   }
-  m->handler(r);
+  m->handler(arg, r);
 }
 
 static void on_cancelled(session *s, json_object *params) {
@@ -268,9 +265,11 @@ static void on_cancelled(session *s, json_object *params) {
     call_cancel(r->call);
 }
 
-void methods_notify(session *s, const char *name, json_object *params) {
+void methods_notification(void *ctx, session *s, const char *name,
+                          json_object *params) {
+  (void)ctx;
   if (strcmp(name, "notifications/initialized") == 0)
-    s->ready = 1;
+    log_debug("the client is ready");
   else if (strcmp(name, "notifications/cancelled") == 0)
     on_cancelled(s, params);
   else

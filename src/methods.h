@@ -1,15 +1,30 @@
-/* methods.h -- the MCP methods mcpd answers, from one static table. */
+/* methods.h -- the MCP methods mcpd answers, from one static table.
+ *
+ * The handlers answer from the registry and start tool calls; what they
+ * need is named in `methods_ctx`, which the owner of the sessions passes
+ * as the session_handler's argument. */
 #ifndef MCPD_METHODS_H
 #define MCPD_METHODS_H
 
 #include <json-c/json.h>
 
+#include "call.h"
+#include "options.h"
+#include "registry.h"
 #include "session.h"
 
-/* Answers `r` exactly once, now or when its work completes. */
-void methods_dispatch(request *r);
-/* Handles a notification from the client; unknown ones are ignored. */
-void methods_notify(session *s, const char *method, json_object *params);
+typedef struct methods_ctx {
+  registry *registry;
+  const options *opts;
+  call_exec *exec;
+} methods_ctx;
+
+/* session_handler.request: answers `r` exactly once, now or when its work
+ * completes.  `ctx` is a methods_ctx. */
+void methods_request(void *ctx, request *r);
+/* session_handler.notification: unknown notifications are ignored. */
+void methods_notification(void *ctx, session *s, const char *method,
+                          json_object *params);
 
 /* Parses an MCP log level name ("warning"); -1 when unknown. */
 int methods_log_level(const char *name);

@@ -231,6 +231,7 @@ int options_parse(options *o, int argc, char **argv) {
   int c;
   int cli_log_level = 0, cli_watch = 0, cli_max = 0, cli_page = 0;
   int cli_insecure = 0;
+  const char *listen_addr = NULL;
 
   memset(o, 0, sizeof(*o));
   o->log_level = LOG_LEVEL_INFO;
@@ -255,7 +256,7 @@ int options_parse(options *o, int argc, char **argv) {
       o->transport = optarg;
       break;
     case OPT_LISTEN:
-      o->listen = optarg;
+      listen_addr = optarg;
       break;
     case OPT_LOG_LEVEL:
       o->log_level = log_level_parse(optarg);
@@ -320,6 +321,12 @@ int options_parse(options *o, int argc, char **argv) {
   }
   if (strcmp(o->transport, "stdio") != 0) {
     log_error("--transport %s: this build serves stdio only", o->transport);
+    return -1;
+  }
+  if (listen_addr != NULL) {
+    log_error("--listen %s: stdio listens on nothing; --listen goes with a "
+              "network transport",
+              listen_addr);
     return -1;
   }
   if (o->call_args && o->mode != MODE_CALL) {

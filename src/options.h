@@ -27,7 +27,6 @@ typedef struct options {
   json_object *plugin_configs; /* borrowed from config; may be NULL */
   const char *instructions;    /* borrowed from config; may be NULL */
   const char *transport;
-  const char *listen;
   int log_level; /* log_level */
   int watch;
   size_t max_message;

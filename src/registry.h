@@ -16,10 +16,8 @@
 
 struct plugin;
 
-/* Kinds of offer; also the bits of registry.changed. */
+/* The bit of registry.changed that says the tool list changed. */
 #define REGISTRY_TOOLS 0x1u
-#define REGISTRY_RESOURCES 0x2u
-#define REGISTRY_PROMPTS 0x4u
 
 typedef struct reg_tool {
   char *name;

@@ -1,4 +1,5 @@
-/* server.c -- process-wide state, the host queue, and orderly shutdown. */
+/* server.c -- the top of the host: wiring, sessions, signals and orderly
+ * shutdown. */
 #include "config.h"
 
 #include <signal.h>
@@ -9,14 +10,9 @@
 #include <sys/prctl.h>
 #endif
 
-#include "call.h"
 #include "jsonrpc.h"
 #include "log.h"
-#include "methods.h"
 #include "server.h"
-#include "session.h"
-#include "transport_stdio.h"
-#include "watch.h"
 
 /* How long calls in flight may run after input ended, then how long they
  * get to notice cancellation, then how long stdout gets to drain.  Together
@@ -25,31 +21,72 @@
 #define SHUTDOWN_CANCEL_MS 150
 #define SHUTDOWN_FLUSH_MS 150
 
-static void queue_async_cb(uv_async_t *handle) {
-  server_drain(handle->data);
-}
+/* --- what comes up from below ------------------------------------------- */
 
 static void announce_cb(uv_timer_t *timer) {
   server *srv = timer->data;
   unsigned changed = srv->registry.changed;
   srv->registry.changed = 0;
-  if (srv->session == NULL || srv->shutting_down)
+  if (srv->shutting_down || !(changed & REGISTRY_TOOLS))
     return;
-  if (changed & REGISTRY_TOOLS)
-    session_notify(srv->session, "notifications/tools/list_changed", NULL);
+  for (size_t i = 0; i < srv->n_sessions; i++)
+    session_notify(srv->sessions[i], "notifications/tools/list_changed", NULL);
+}
+
+/* loader_env.changed_cb */
+static void registry_changed_cb(void *arg) {
+  server *srv = arg;
+  if (srv->shutting_down || uv_is_active((uv_handle_t *)&srv->announce_timer))
+    return;
+  /* A zero timeout fires on the next loop turn: every change made in this
+   * turn (a whole directory scan, say) is announced once. */
+  uv_timer_start(&srv->announce_timer, announce_cb, 0, 0);
+}
+
+/* call_exec.log_cb: each session hears the levels it asked for. */
+static void plugin_log_cb(void *arg, int level, const char *logger,
+                          const char *text) {
+  server *srv = arg;
+  for (size_t i = 0; i < srv->n_sessions; i++) {
+    session *s = srv->sessions[i];
+    json_object *params;
+    if (s->log_level < 0 || level < s->log_level)
+      continue;
+    params = json_object_new_object();
+    json_object_object_add(
+        params, "level", json_object_new_string(methods_log_level_name(level)));
+    json_object_object_add(params, "logger", json_object_new_string(logger));
+    json_object_object_add(params, "data", json_object_new_string(text));
+    session_notify(s, "notifications/message", params);
+  }
+}
+
+static void calls_drained_cb(void *arg);
+
+/* watch_cb */
+static void dirs_changed_cb(void *arg) {
+  server *srv = arg;
+  if (!srv->shutting_down)
+    loader_scan(&srv->loader);
 }
 
 int server_init(server *srv, uv_loop_t *loop, options *opts) {
+  loader_env env;
+
   memset(srv, 0, sizeof(*srv));
   srv->loop = loop;
-  srv->loop_thread = uv_thread_self();
   srv->opts = opts;
   if (registry_init(&srv->registry) != 0)
     return -1;
-  if (uv_mutex_init(&srv->queue_lock) != 0)
+  if (call_exec_init(&srv->exec, loop) != 0)
     return -1;
-  uv_async_init(loop, &srv->queue_async, queue_async_cb);
-  srv->queue_async.data = srv;
+  srv->exec.drained_cb = calls_drained_cb;
+  srv->exec.log_cb = plugin_log_cb;
+  srv->exec.arg = srv;
+  srv->methods.registry = &srv->registry;
+  srv->methods.opts = opts;
+  srv->methods.exec = &srv->exec;
+
   uv_timer_init(loop, &srv->announce_timer);
   srv->announce_timer.data = srv;
   uv_timer_init(loop, &srv->shutdown_timer);
@@ -60,111 +97,89 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   uv_signal_init(loop, &srv->sig_int);
   uv_signal_init(loop, &srv->sig_hup);
   srv->sig_term.data = srv->sig_int.data = srv->sig_hup.data = srv;
-  if (loader_init(&srv->loader, srv) != 0)
+
+  memset(&env, 0, sizeof(env));
+  env.registry = &srv->registry;
+  env.opts = opts;
+  env.host = &call_host_api;
+  env.host_data = &srv->exec;
+  env.changed_cb = registry_changed_cb;
+  env.arg = srv;
+  return loader_init(&srv->loader, &env);
+}
+
+/* --- sessions ----------------------------------------------------------- */
+
+session *server_open_session(server *srv, session_write_fn write, void *ctx) {
+  session_io io = {write, ctx};
+  session_handler handler = {methods_request, methods_notification,
+                             &srv->methods};
+  session *s;
+
+  if (srv->n_sessions == srv->cap_sessions) {
+    size_t cap = srv->cap_sessions ? srv->cap_sessions * 2 : 4;
+    session **all = realloc(srv->sessions, cap * sizeof(*all));
+    if (all == NULL)
+      return NULL;
+    srv->sessions = all;
+    srv->cap_sessions = cap;
+  }
+  if ((s = session_new(&io, &handler)) == NULL)
+    return NULL;
+  s->data = srv;
+  srv->sessions[srv->n_sessions++] = s;
+  return s;
+}
+
+void server_close_session(server *srv, session *s) {
+  for (size_t i = 0; i < srv->n_sessions; i++)
+    if (srv->sessions[i] == s) {
+      srv->sessions[i] = srv->sessions[--srv->n_sessions];
+      break;
+    }
+  if (srv->stdio_session == s)
+    srv->stdio_session = NULL;
+  session_free(s);
+}
+
+size_t server_rescan(server *srv) {
+  return loader_scan(&srv->loader);
+}
+
+/* --- stdio -------------------------------------------------------------- */
+
+static void stdio_message_cb(void *arg, const char *line, size_t len) {
+  server *srv = arg;
+  if (srv->stdio_session != NULL)
+    session_handle_line(srv->stdio_session, line, len);
+}
+
+static void stdio_oversize_cb(void *arg, size_t max) {
+  server *srv = arg;
+  if (srv->stdio_session != NULL)
+    session_oversize(srv->stdio_session, max);
+}
+
+static void stdio_end_cb(void *arg, const char *why) {
+  server_shutdown(arg, why);
+}
+
+int server_serve_stdio(server *srv) {
+  stdio_transport_cb cb = {stdio_message_cb, stdio_oversize_cb, stdio_end_cb,
+                           srv};
+  srv->stdio = stdio_transport_new(srv->loop, srv->opts->max_message, &cb);
+  if (srv->stdio == NULL)
     return -1;
-  return 0;
-}
-
-int server_on_loop(server *srv) {
-  uv_thread_t self = uv_thread_self();
-  return uv_thread_equal(&self, &srv->loop_thread);
-}
-
-void server_post(server *srv, hostq_event *ev) {
-  ev->next = NULL;
-  uv_mutex_lock(&srv->queue_lock);
-  if (srv->queue_tail)
-    srv->queue_tail->next = ev;
-  else
-    srv->queue_head = ev;
-  srv->queue_tail = ev;
-  uv_mutex_unlock(&srv->queue_lock);
-  uv_async_send(&srv->queue_async);
-}
-
-static void handle_event(server *srv, hostq_event *ev) {
-  switch (ev->type) {
-  case HOSTQ_COMPLETE:
-    call_finish(ev->call, ev->level);
-    break;
-  case HOSTQ_NOTIFY: {
-    request *r = ev->call->req;
-    if (r != NULL && !r->cancelled && r->session != NULL) {
-      session_notify(r->session, "notifications/progress", ev->msg);
-      ev->msg = NULL;
-    }
-    break;
+  srv->stdio_session =
+      server_open_session(srv, stdio_transport_write, srv->stdio);
+  if (srv->stdio_session == NULL) {
+    log_error("out of memory");
+    return -1;
   }
-  case HOSTQ_LOG: {
-    session *s = srv->session;
-    if (s != NULL && s->log_level >= 0 && ev->level >= s->log_level) {
-      session_notify(s, "notifications/message", ev->msg);
-      ev->msg = NULL;
-    }
-    break;
-  }
-  case HOSTQ_ADD_TOOL:
-    loader_add_tool(ev->plugin, ev->tool);
-    break;
-  case HOSTQ_REMOVE_TOOL:
-    loader_remove_tool(ev->plugin, ev->name);
-    break;
-  }
-  json_object_put(ev->msg);
-  free(ev->name);
-  free(ev);
+  return stdio_transport_start(srv->stdio);
 }
 
-void server_drain(server *srv) {
-  for (;;) {
-    hostq_event *ev;
-    uv_mutex_lock(&srv->queue_lock);
-    ev = srv->queue_head;
-    if (ev) {
-      srv->queue_head = ev->next;
-      if (srv->queue_head == NULL)
-        srv->queue_tail = NULL;
-    }
-    uv_mutex_unlock(&srv->queue_lock);
-    if (ev == NULL)
-      return;
-    handle_event(srv, ev);
-  }
-}
-
-void server_registry_changed(server *srv) {
-  if (srv->shutting_down || uv_is_active((uv_handle_t *)&srv->announce_timer))
-    return;
-  /* A zero timeout fires on the next loop turn: every change made in this
-   * turn (a whole directory scan, say) is announced once. */
-  uv_timer_start(&srv->announce_timer, announce_cb, 0, 0);
-}
-
-void server_log_to_clients(server *srv, int level, const char *logger,
-                           const char *text) {
-  session *s = srv->session;
-  json_object *params;
-  hostq_event *ev;
-
-  /* A racy read is fine: the level only filters what is worth queueing,
-   * and the loop checks it again. */
-  if (s == NULL || s->log_level < 0 || level < s->log_level)
-    return;
-  params = json_object_new_object();
-  json_object_object_add(params, "level",
-                         json_object_new_string(methods_log_level_name(level)));
-  json_object_object_add(params, "logger", json_object_new_string(logger));
-  json_object_object_add(params, "data", json_object_new_string(text));
-  ev = calloc(1, sizeof(*ev));
-  if (ev == NULL) {
-    json_object_put(params);
-    return;
-  }
-  ev->type = HOSTQ_LOG;
-  ev->level = level;
-  ev->msg = params;
-  server_post(srv, ev);
-}
+/* --- signals and the parent --------------------------------------------- */
 
 static void signal_cb(uv_signal_t *handle, int signum) {
   server *srv = handle->data;
@@ -183,6 +198,7 @@ static void parent_cb(uv_timer_t *timer) {
 }
 
 int server_start(server *srv, int serve) {
+  options *o = srv->opts;
   if (serve) {
     uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
     uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
@@ -199,11 +215,13 @@ int server_start(server *srv, int serve) {
     }
   }
   loader_scan(&srv->loader);
-  if (serve && srv->opts->watch) {
-    srv->watch = watch_start(srv);
-  }
+  if (serve && o->watch)
+    srv->watch = watch_start(srv->loop, o->plugin_dirs, o->n_plugin_dirs,
+                             o->plugin_dirs_given, dirs_changed_cb, srv);
   return 0;
 }
+
+/* --- shutdown ----------------------------------------------------------- */
 
 static void close_walk_cb(uv_handle_t *handle, void *arg) {
   (void)arg;
@@ -215,9 +233,9 @@ static void close_walk_cb(uv_handle_t *handle, void *arg) {
 static void finish_shutdown(server *srv) {
   srv->shutdown_stage = 3;
   uv_timer_stop(&srv->shutdown_timer);
-  if (srv->calls_in_flight > 0) {
+  if (srv->exec.in_flight > 0) {
     /* Their code is still running on threads: it must stay mapped. */
-    log_warn("exiting with %u calls still running", srv->calls_in_flight);
+    log_warn("exiting with %u calls still running", srv->exec.in_flight);
     srv->exit_hard = 1;
     uv_stop(srv->loop);
     return;
@@ -226,24 +244,34 @@ static void finish_shutdown(server *srv) {
     watch_stop(srv->watch);
     srv->watch = NULL;
   }
-  if (srv->stdio)
-    stdio_transport_close(srv->stdio, NULL, 1);
+  if (srv->stdio) {
+    stdio_transport_close(srv->stdio, NULL, NULL, 1);
+    srv->stdio = NULL;
+  }
+  while (srv->n_sessions > 0)
+    server_close_session(srv, srv->sessions[0]);
+  /* fini() joins the plugins' threads; what they queued runs after. */
   loader_free(&srv->loader);
-  server_drain(srv);
+  call_exec_close(&srv->exec);
   uv_walk(srv->loop, close_walk_cb, NULL);
 }
 
-static void flushed_cb(server *srv) {
+static void flushed_cb(void *arg) {
+  server *srv = arg;
+  srv->stdio = NULL;
   if (srv->shutdown_stage == 2)
     finish_shutdown(srv);
 }
 
-/* Stage 2: flush stdout (bounded), then stage 3. */
+/* Stage 2: flush stdout (bounded), then stage 3.  The stdio session goes
+ * first: nothing may write into a transport that is closing. */
 static void flush_output(server *srv) {
   srv->shutdown_stage = 2;
   uv_timer_stop(&srv->shutdown_timer);
+  if (srv->stdio_session != NULL)
+    server_close_session(srv, srv->stdio_session);
   if (srv->stdio)
-    stdio_transport_close(srv->stdio, flushed_cb, 0);
+    stdio_transport_close(srv->stdio, flushed_cb, srv, 0);
   else
     finish_shutdown(srv);
 }
@@ -252,7 +280,7 @@ static void flush_timeout_cb(uv_timer_t *timer);
 
 static void cancel_timeout_cb(uv_timer_t *timer) {
   server *srv = timer->data;
-  log_warn("%u calls did not finish in time", srv->calls_in_flight);
+  log_warn("%u calls did not finish in time", srv->exec.in_flight);
   flush_output(srv);
   uv_timer_start(&srv->shutdown_timer, flush_timeout_cb, SHUTDOWN_FLUSH_MS, 0);
 }
@@ -267,13 +295,23 @@ static void flush_timeout_cb(uv_timer_t *timer) {
 
 static void grace_timeout_cb(uv_timer_t *timer) {
   server *srv = timer->data;
-  session *s = srv->session;
-  if (s != NULL)
-    for (request *r = s->in_flight; r; r = r->next)
+  for (size_t i = 0; i < srv->n_sessions; i++)
+    for (request *r = srv->sessions[i]->in_flight; r; r = r->next)
       if (r->call)
         call_cancel(r->call);
   uv_timer_start(&srv->shutdown_timer, cancel_timeout_cb, SHUTDOWN_CANCEL_MS,
                  0);
+}
+
+/* call_exec.drained_cb: the last call in flight ended. */
+static void calls_drained_cb(void *arg) {
+  server *srv = arg;
+  if (srv->shutdown_stage != 1)
+    return;
+  flush_output(srv);
+  if (srv->shutdown_stage == 2)
+    uv_timer_start(&srv->shutdown_timer, flush_timeout_cb, SHUTDOWN_FLUSH_MS,
+                   0);
 }
 
 void server_shutdown(server *srv, const char *why) {
@@ -285,23 +323,15 @@ void server_shutdown(server *srv, const char *why) {
   if (srv->stdio)
     stdio_transport_stop_reading(srv->stdio);
   uv_timer_stop(&srv->parent_timer);
-  if (srv->calls_in_flight == 0)
-    server_calls_drained(srv);
+  if (srv->exec.in_flight == 0)
+    calls_drained_cb(srv);
   else
     uv_timer_start(&srv->shutdown_timer, grace_timeout_cb, SHUTDOWN_GRACE_MS,
                    0);
 }
 
-void server_calls_drained(server *srv) {
-  if (srv->shutdown_stage != 1)
-    return;
-  flush_output(srv);
-  if (srv->shutdown_stage == 2)
-    uv_timer_start(&srv->shutdown_timer, flush_timeout_cb, SHUTDOWN_FLUSH_MS,
-                   0);
-}
-
 void server_free(server *srv) {
   registry_free(&srv->registry);
-  uv_mutex_destroy(&srv->queue_lock);
+  free(srv->sessions);
+  srv->sessions = NULL;
 }

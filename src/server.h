@@ -1,51 +1,38 @@
-/* server.h -- the process-wide state that the loop thread owns.
+/* server.h -- the top of the host: one server per process, owning the
+ * registry, the loader, the executor of calls, the set of sessions, the
+ * plugin-directory watch, signals and orderly shutdown.
  *
- * One server per process: options, the registry, the loader, the sessions,
- * and the host queue through which worker threads hand results, progress,
- * logs and registry changes back to the loop. */
+ * Everything below reports to the server through callbacks it registered:
+ * the loader when the registry changed, the executor when the last call
+ * ended or a plugin logged, the transports when input ended, the watch
+ * when a plugin directory changed.  A transport asks the server for a
+ * session per client; every change a client should hear about goes to
+ * each session by that session's own rules. */
 #ifndef MCPD_SERVER_H
 #define MCPD_SERVER_H
 
 #include <uv.h>
 
+#include "call.h"
 #include "loader.h"
+#include "methods.h"
 #include "options.h"
 #include "registry.h"
-
-struct session;
-struct mcpd_call;
-
-typedef enum hostq_type {
-  HOSTQ_COMPLETE,   /* an asynchronous call completed */
-  HOSTQ_NOTIFY,     /* notifications/progress for `call` */
-  HOSTQ_LOG,        /* notifications/message for every session */
-  HOSTQ_ADD_TOOL,   /* register `tool` for `plugin` */
-  HOSTQ_REMOVE_TOOL /* unregister `name` of `plugin` */
-} hostq_type;
-
-typedef struct hostq_event {
-  struct hostq_event *next;
-  hostq_type type;
-  struct mcpd_call *call;
-  struct plugin *plugin;
-  json_object *msg;
-  reg_tool *tool;
-  char *name;
-  int level;
-} hostq_event;
+#include "session.h"
+#include "transport_stdio.h"
+#include "watch.h"
 
 typedef struct server {
   uv_loop_t *loop;
-  uv_thread_t loop_thread;
   options *opts;
   registry registry;
   loader loader;
-  struct session *session; /* the stdio session */
+  call_exec exec;
+  methods_ctx methods;
 
-  uv_mutex_t queue_lock;
-  hostq_event *queue_head;
-  hostq_event *queue_tail;
-  uv_async_t queue_async;
+  session **sessions; /* every open session, any transport */
+  size_t n_sessions;
+  size_t cap_sessions;
 
   uv_timer_t announce_timer; /* batches list_changed notifications */
   uv_signal_t sig_term;
@@ -55,38 +42,36 @@ typedef struct server {
   uv_timer_t shutdown_timer;
   int parent_pid;
 
-  struct stdio_transport *stdio;
-  struct watch *watch;
+  stdio_transport *stdio;
+  session *stdio_session;
+  watch *watch;
 
-  unsigned calls_in_flight;
   int shutting_down;
   int shutdown_stage;
   int exit_hard; /* calls still run on threads: skip unloading at exit */
 } server;
 
 int server_init(server *srv, uv_loop_t *loop, options *opts);
-/* Starts signals and the parent watchdog, loads plugins and starts
- * watching their directories (unless `serve` is 0: --list and --call). */
+/* Loads the plugins.  With `serve`, also starts signals, the parent
+ * watchdog and the watch on plugin directories (--list and --call pass
+ * 0). */
 int server_start(server *srv, int serve);
+/* Serves one client on stdin/stdout until input ends. */
+int server_serve_stdio(server *srv);
+
+/* Opens a session whose messages go to `write(ctx, ...)`.  The caller
+ * feeds it with session_handle_line() and closes it with
+ * server_close_session() (or leaves that to shutdown). */
+session *server_open_session(server *srv, session_write_fn write, void *ctx);
+void server_close_session(server *srv, session *s);
+
+/* Brings the live plugins in line with their directories now. */
+size_t server_rescan(server *srv);
+
 /* Orderly shutdown: stop input, let calls in flight finish (bounded), flush,
- * unload, close every handle.  Safe to call more than once. */
+ * unload, close every handle; uv_run() then returns.  Safe to call more
+ * than once. */
 void server_shutdown(server *srv, const char *why);
-/* Called by call.c when the last call in flight ended. */
-void server_calls_drained(server *srv);
 void server_free(server *srv);
-
-/* Whether the current thread is the loop thread. */
-int server_on_loop(server *srv);
-
-/* Queues an event from any thread and wakes the loop. */
-void server_post(server *srv, hostq_event *ev);
-/* Runs every queued event now (loop thread only). */
-void server_drain(server *srv);
-
-/* Notes a registry change; list_changed goes out once per batch. */
-void server_registry_changed(server *srv);
-/* Sends notifications/message to sessions that asked for `level`. */
-void server_log_to_clients(server *srv, int level, const char *logger,
-                           const char *text);
 
 #endif

@@ -6,11 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call.h"
 #include "jsonrpc.h"
 #include "log.h"
-#include "methods.h"
-#include "server.h"
 #include "session.h"
 #include "strbuf.h"
 
@@ -39,19 +36,26 @@ typedef struct batch {
   size_t pending; /* requests not yet answered, +1 while dispatching */
 } batch;
 
+/* Writes a message built as a json-c tree; consumes it. */
+static void send_msg(session *s, json_object *msg) {
+  size_t len;
+  const char *text = jsonrpc_to_string(msg, &len);
+  s->io.write(s->io.ctx, &text, &len, 1);
+  json_object_put(msg);
+}
+
 static void batch_settle(batch *b) {
   session *s = b->session;
   if (--b->pending > 0)
     return;
   if (s != NULL && json_object_array_length(b->responses) > 0)
-    s->send(s, b->responses);
+    send_msg(s, b->responses);
   else
     json_object_put(b->responses);
   free(b);
 }
 
-session *session_new(struct server *srv, session_send_fn send,
-                     void *transport) {
+session *session_new(const session_io *io, const session_handler *handler) {
   session *s = calloc(1, sizeof(*s));
   if (s == NULL)
     return NULL;
@@ -62,9 +66,8 @@ session *session_new(struct server *srv, session_send_fn send,
   }
   json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
   s->empty_params = json_object_new_object();
-  s->srv = srv;
-  s->send = send;
-  s->transport = transport;
+  s->io = *io;
+  s->handler = *handler;
   s->log_level = -1;
   return s;
 }
@@ -95,7 +98,7 @@ static void send_direct(session *s, batch *b, json_object *msg) {
   if (b != NULL)
     json_object_array_add(b->responses, msg);
   else
-    s->send(s, msg);
+    send_msg(s, msg);
 }
 
 static void request_unlink(request *r) {
@@ -134,17 +137,16 @@ static void request_send(request *r, json_object *msg) {
   } else if (r->batch) {
     json_object_array_add(r->batch->responses, msg);
   } else {
-    s->send(s, msg);
+    send_msg(s, msg);
   }
   if (s != NULL)
     request_unlink(r);
   request_free(r);
 }
 
-/* Whether the reply can be written as text: a live, unbatched request on a
- * transport that takes text. */
+/* Whether the reply can be written as text: a live, unbatched request. */
 static int can_write_text(request *r) {
-  return r->session != NULL && r->session->write != NULL && r->batch == NULL;
+  return r->session != NULL && r->batch == NULL;
 }
 
 static void write_reply(request *r, const char *result, size_t len) {
@@ -167,7 +169,7 @@ static void write_reply(request *r, const char *result, size_t len) {
     lens[3] = len;
     parts[4] = "}";
     lens[4] = 1;
-    s->write(s, parts, lens, 5);
+    s->io.write(s->io.ctx, parts, lens, 5);
   }
   request_done(r);
 }
@@ -195,7 +197,7 @@ void request_reply_raw(request *r, const char *result, size_t len) {
     write_reply(r, result, len);
     return;
   }
-  /* Batches and text-less transports take objects. */
+  /* Batches collect objects. */
   tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
   obj = tok ? json_tokener_parse_ex(tok, result, (int)len) : NULL;
   json_tokener_free(tok);
@@ -230,13 +232,13 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     return;
   }
   case JSONRPC_KIND_RESPONSE:
-    /* mcpd sends no requests to the client yet; a stray response is
-     * harmless. */
+    /* mcpd sends no requests to the client yet, so a response answers
+     * nothing: it is dropped, as JSON-RPC asks. */
     log_debug("ignoring a response from the client (id %s)",
               json_object_to_json_string(m.id));
     return;
   case JSONRPC_KIND_NOTIFICATION:
-    methods_notify(s, m.method, m.params);
+    s->handler.notification(s->handler.arg, s, m.method, m.params);
     return;
   case JSONRPC_KIND_REQUEST:
     break;
@@ -267,7 +269,7 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     return;
   }
   r->params = json_object_get(m.params ? m.params : s->empty_params);
-  methods_dispatch(r);
+  s->handler.request(s->handler.arg, r);
 }
 
 static void handle_batch(session *s, json_object *array) {
@@ -275,24 +277,24 @@ static void handle_batch(session *s, json_object *array) {
   batch *b;
 
   if (!session_version_has_batches(s->initialized ? s->version : NULL)) {
-    s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
-                             s->initialized
-                                 ? "Invalid Request: JSON-RPC batches are "
-                                   "not supported in this protocol revision"
-                                 : "Invalid Request: a batch cannot come "
-                                   "before initialize",
-                             NULL));
+    send_msg(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
+                              s->initialized
+                                  ? "Invalid Request: JSON-RPC batches are "
+                                    "not supported in this protocol revision"
+                                  : "Invalid Request: a batch cannot come "
+                                    "before initialize",
+                              NULL));
     return;
   }
   if (n == 0) {
-    s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
-                             "Invalid Request: empty batch", NULL));
+    send_msg(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
+                              "Invalid Request: empty batch", NULL));
     return;
   }
   b = calloc(1, sizeof(*b));
   if (b == NULL) {
-    s->send(s,
-            jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, "out of memory", NULL));
+    send_msg(
+        s, jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, "out of memory", NULL));
     return;
   }
   b->session = s;
@@ -321,7 +323,7 @@ void session_handle_line(session *s, const char *line, size_t len) {
 
   if (jsonrpc_parse(s->tok, line, len, &obj, &why) != 0) {
     snprintf(text, sizeof(text), "Parse error: %s", why);
-    s->send(s, jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, text, NULL));
+    send_msg(s, jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, text, NULL));
     return;
   }
   if (json_object_is_type(obj, json_type_array))
@@ -337,7 +339,7 @@ void session_oversize(session *s, size_t max) {
            "Invalid Request: message exceeds the maximum size of %zu bytes",
            max);
   log_warn("refused a message larger than %zu bytes", max);
-  s->send(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, text, NULL));
+  send_msg(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, text, NULL));
 }
 
 void session_notify(session *s, const char *method, json_object *params) {
@@ -345,5 +347,5 @@ void session_notify(session *s, const char *method, json_object *params) {
     json_object_put(params);
     return;
   }
-  s->send(s, jsonrpc_notification(method, params));
+  send_msg(s, jsonrpc_notification(method, params));
 }

@@ -1,8 +1,11 @@
-/* session.h -- one MCP conversation: lifecycle, negotiated revision,
- * requests in flight, and the transport it writes to.
+/* session.h -- one MCP conversation: lifecycle state, the negotiated
+ * revision, the requests in flight, and the rule that every request gets
+ * exactly one response.
  *
- * A transport delivers whole messages with session_handle_line() and
- * provides `send`, which consumes one serialized JSON-RPC message. */
+ * A session knows neither its transport nor the methods it serves.  Its
+ * owner gives it two sets of callbacks: `session_io` to write messages out,
+ * and `session_handler` to receive requests and notifications.  Whole
+ * messages come in through session_handle_line(). */
 #ifndef MCPD_SESSION_H
 #define MCPD_SESSION_H
 
@@ -10,36 +13,45 @@
 
 #include <json-c/json.h>
 
-struct server;
 struct mcpd_call;
 struct session;
 struct batch;
 
-/* Consumes `msg`. */
-typedef void (*session_send_fn)(struct session *s, json_object *msg);
-/* Optional fast path: writes one message given as text pieces, newline
- * excluded. */
-typedef void (*session_write_fn)(struct session *s, const char *const *parts,
+/* Writes one message given as text pieces (no newline). */
+typedef void (*session_write_fn)(void *ctx, const char *const *parts,
                                  const size_t *lens, int n);
 
+typedef struct session_io {
+  session_write_fn write;
+  void *ctx;
+} session_io;
+
 typedef struct request {
-  struct session *session;
-  json_object *message; /* the whole message; owns what follows */
+  struct session *session; /* NULL once the session is gone */
+  json_object *message;    /* the whole message; owns what follows */
   json_object *id;
   const char *method;
   json_object *params; /* a reference; never NULL: {} when absent.
                           Handlers MUST NOT modify it (it may be shared) */
   struct batch *batch;
-  size_t batch_slot;
-  struct mcpd_call *call; /* set while a tool call runs */
+  struct mcpd_call *call; /* set by the handler while a call runs */
   int cancelled;          /* the client cancelled: no response */
   struct request *prev, *next;
 } request;
 
+typedef struct session_handler {
+  /* Answer `r` exactly once, now or later. */
+  void (*request)(void *arg, request *r);
+  /* A notification from the client; `params` is borrowed, may be NULL. */
+  void (*notification)(void *arg, struct session *s, const char *method,
+                       json_object *params);
+  void *arg;
+} session_handler;
+
 typedef struct session {
-  struct server *srv;
+  session_io io;
+  session_handler handler;
   int initialized;     /* initialize was answered */
-  int ready;           /* notifications/initialized arrived */
   const char *version; /* negotiated revision (static string) */
   int log_level;       /* client's logging/setLevel, -1 for none */
   json_object *client_info;
@@ -48,9 +60,7 @@ typedef struct session {
   size_t requests_in_flight;
   json_tokener *tok;
   json_object *empty_params; /* shared {} for requests without params */
-  session_send_fn send;
-  session_write_fn write; /* may be NULL: replies then go through send */
-  void *transport;
+  void *data;                /* the owner's */
 } session;
 
 /* The revisions mcpd speaks, newest first, NULL-terminated. */
@@ -60,7 +70,8 @@ const char *session_negotiate(const char *requested);
 /* Whether `version` takes JSON-RPC batches. */
 int session_version_has_batches(const char *version);
 
-session *session_new(struct server *srv, session_send_fn send, void *transport);
+session *session_new(const session_io *io, const session_handler *handler);
+/* Requests still in flight are detached: their late answers go nowhere. */
 void session_free(session *s);
 
 /* Handles one framed message. */

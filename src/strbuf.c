@@ -35,6 +35,9 @@ int strbuf_reserve(strbuf *b, size_t n) {
 }
 
 void strbuf_append(strbuf *b, const char *data, size_t n) {
+  /* Nothing to add; `data` may then be NULL, which memcpy must not see. */
+  if (n == 0)
+    return;
   if (strbuf_reserve(b, n) != 0)
     return;
   memcpy(b->data + b->len, data, n);
@@ -57,13 +60,6 @@ const char *strbuf_format_int64(char tmp[24], int64_t v, size_t *len) {
     tmp[--i] = '-';
   *len = 24 - i;
   return tmp + i;
-}
-
-void strbuf_int64(strbuf *b, int64_t v) {
-  char tmp[24];
-  size_t len;
-  const char *text = strbuf_format_int64(tmp, v, &len);
-  strbuf_append(b, text, len);
 }
 
 void strbuf_json_string(strbuf *b, const char *s, size_t n) {

@@ -1,8 +1,12 @@
-/* strbuf.h -- a growable byte buffer and JSON text helpers.
+/* strbuf.h -- the growable byte buffer, and JSON text helpers.
  *
- * Replies on the hot path are written as text straight into buffers rather
- * than built as json-c trees and serialized: a tree costs a handful of
- * allocations per message, text costs a memcpy. */
+ * One buffer type serves the framer's input, the transport's output and
+ * replies built as text: on the hot path a reply is written as text
+ * straight into a buffer rather than built as a json-c tree and
+ * serialized, since a tree costs a handful of allocations per message and
+ * text costs a memcpy.  After an allocation fails the buffer is marked
+ * `failed` and further appends do nothing, so a builder checks once at the
+ * end. */
 #ifndef MCPD_STRBUF_H
 #define MCPD_STRBUF_H
 
@@ -17,13 +21,13 @@ typedef struct strbuf {
 } strbuf;
 
 void strbuf_free(strbuf *b);
-/* Makes room for `n` more bytes; returns 0 or -1. */
+/* Makes room for `n` more bytes and a terminating NUL; returns 0, or -1
+ * with `failed` set. */
 int strbuf_reserve(strbuf *b, size_t n);
 void strbuf_append(strbuf *b, const char *data, size_t n);
 void strbuf_puts(strbuf *b, const char *s);
-void strbuf_int64(strbuf *b, int64_t v);
 /* Formats `v` in decimal at the end of `tmp`; returns where it starts and
- * sets *len.  For callers that hand the text on without a strbuf. */
+ * sets *len. */
 const char *strbuf_format_int64(char tmp[24], int64_t v, size_t *len);
 /* Appends `s` as a JSON string literal, quotes included. */
 void strbuf_json_string(strbuf *b, const char *s, size_t n);

@@ -10,10 +10,8 @@
 #include <uv.h>
 
 #include "framer.h"
-#include "jsonrpc.h"
 #include "log.h"
-#include "server.h"
-#include "session.h"
+#include "strbuf.h"
 #include "transport_stdio.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -32,15 +30,9 @@ typedef union stdio_handle {
   uv_tcp_t tcp;
 } stdio_handle;
 
-typedef struct obuf {
-  char *data;
-  size_t len;
-  size_t cap;
-} obuf;
-
 struct stdio_transport {
-  server *srv;
-  session *session;
+  uv_loop_t *loop;
+  stdio_transport_cb cb;
   int in_fd, out_fd;
   uv_handle_type in_type, out_type;
   stdio_handle in, out;
@@ -49,8 +41,8 @@ struct stdio_transport {
   uv_fs_t write_req;
   uv_write_t stream_write;
   framer framer;
-  obuf pending; /* accumulating */
-  obuf flight;  /* being written */
+  strbuf pending; /* accumulating */
+  strbuf flight;  /* being written */
   size_t flight_off;
   int writing;
   int dispatching; /* handling a read: hold writes until it is done */
@@ -61,7 +53,8 @@ struct stdio_transport {
   int closing;
   int failed;
   int open_handles;
-  void (*done)(server *srv);
+  void (*done)(void *arg);
+  void *done_arg;
 };
 
 static void start_reading(stdio_transport *t);
@@ -93,12 +86,14 @@ static int open_handle(uv_loop_t *loop, stdio_handle *h, uv_handle_type type,
   }
 }
 
-stdio_transport *stdio_transport_new(server *srv) {
+stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
+                                     const stdio_transport_cb *cb) {
   stdio_transport *t = calloc(1, sizeof(*t));
   if (t == NULL)
     return NULL;
-  t->srv = srv;
-  framer_init(&t->framer, srv->opts->max_message);
+  t->loop = loop;
+  t->cb = *cb;
+  framer_init(&t->framer, max_message);
 
   /* The protocol gets a private descriptor; fd 1 becomes stderr so stray
    * printf()s from plugins land in the log instead of the stream. */
@@ -114,7 +109,7 @@ stdio_transport *stdio_transport_new(server *srv) {
 
   t->in_type = uv_guess_handle(t->in_fd);
   if (is_stream(t->in_type)) {
-    if (open_handle(srv->loop, &t->in, t->in_type, t->in_fd, 1) != 0)
+    if (open_handle(loop, &t->in, t->in_type, t->in_fd, 1) != 0)
       t->in_type = UV_FILE;
     else {
       t->in_handle = 1;
@@ -125,7 +120,7 @@ stdio_transport *stdio_transport_new(server *srv) {
   }
   t->out_type = uv_guess_handle(t->out_fd);
   if (is_stream(t->out_type)) {
-    if (open_handle(srv->loop, &t->out, t->out_type, t->out_fd, 0) != 0)
+    if (open_handle(loop, &t->out, t->out_type, t->out_fd, 0) != 0)
       t->out_type = UV_FILE;
     else {
       t->out_handle = 1;
@@ -148,7 +143,8 @@ static void fail(stdio_transport *t, int status) {
   else
     log_error("writing stdout failed: %s", uv_strerror(status));
   t->pending.len = 0;
-  server_shutdown(t->srv, "stdout closed");
+  stdio_transport_stop_reading(t);
+  t->cb.end(t->cb.arg, "stdout closed");
 }
 
 static void start_write(stdio_transport *t);
@@ -197,7 +193,7 @@ static void file_write_cb(uv_fs_t *req) {
     t->flight_off += (size_t)n;
     b = uv_buf_init(t->flight.data + t->flight_off,
                     (unsigned)(t->flight.len - t->flight_off));
-    if (uv_fs_write(t->srv->loop, &t->write_req, t->out_fd, &b, 1, -1,
+    if (uv_fs_write(t->loop, &t->write_req, t->out_fd, &b, 1, -1,
                     file_write_cb) == 0)
       return;
     n = UV_EIO;
@@ -206,7 +202,7 @@ static void file_write_cb(uv_fs_t *req) {
 }
 
 static void start_write(stdio_transport *t) {
-  obuf tmp = t->flight;
+  strbuf tmp = t->flight;
   uv_buf_t b;
   int rc;
 
@@ -235,28 +231,13 @@ static void start_write(stdio_transport *t) {
     rc = uv_write(&t->stream_write, &t->out.stream, &b, 1, stream_write_cb);
   } else {
     t->write_req.data = t;
-    rc = uv_fs_write(t->srv->loop, &t->write_req, t->out_fd, &b, 1, -1,
+    rc = uv_fs_write(t->loop, &t->write_req, t->out_fd, &b, 1, -1,
                      file_write_cb);
   }
   if (rc != 0) {
     t->writing = 0;
     fail(t, rc);
   }
-}
-
-static int reserve(obuf *b, size_t len) {
-  if (b->cap - b->len < len + 1) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *nd;
-    while (cap - b->len < len + 1)
-      cap *= 2;
-    nd = realloc(b->data, cap);
-    if (nd == NULL)
-      return -1;
-    b->data = nd;
-    b->cap = cap;
-  }
-  return 0;
 }
 
 /* Starts a write unless one is in flight or a read is being handled: every
@@ -277,16 +258,17 @@ static int accepting(stdio_transport *t) {
   return !t->failed && !(t->closing && t->open_handles > 0 && !t->out_handle);
 }
 
-static void write_parts(session *s, const char *const *parts,
-                        const size_t *lens, int n) {
-  stdio_transport *t = s->transport;
+void stdio_transport_write(void *ctx, const char *const *parts,
+                           const size_t *lens, int n) {
+  stdio_transport *t = ctx;
   size_t total = 1;
 
   if (!accepting(t))
     return;
   for (int i = 0; i < n; i++)
     total += lens[i];
-  if (reserve(&t->pending, total) != 0) {
+  if (strbuf_reserve(&t->pending, total) != 0) {
+    t->pending.failed = 0;
     log_error("out of memory queueing a %zu-byte message; dropped", total);
     return;
   }
@@ -298,18 +280,6 @@ static void write_parts(session *s, const char *const *parts,
   flush_soon(t);
 }
 
-static void send_cb(session *s, json_object *msg) {
-  stdio_transport *t = s->transport;
-  const char *text;
-  size_t len;
-
-  if (accepting(t)) {
-    text = jsonrpc_to_string(msg, &len);
-    write_parts(s, &text, &len, 1);
-  }
-  json_object_put(msg);
-}
-
 /* --- input -------------------------------------------------------------- */
 
 static void on_line(void *ctx, char *line, size_t len, int oversize) {
@@ -317,16 +287,16 @@ static void on_line(void *ctx, char *line, size_t len, int oversize) {
   if (t->stopped)
     return;
   if (oversize)
-    session_oversize(t->session, t->framer.max);
+    t->cb.oversize(t->cb.arg, t->framer.max);
   else
-    session_handle_line(t->session, line, len);
+    t->cb.message(t->cb.arg, line, len);
 }
 
 static void on_eof(stdio_transport *t) {
   if (framer_pending(&t->framer) > 0 && !t->framer.discarding)
     framer_feed(&t->framer, "\n", 1, on_line, t);
   stdio_transport_stop_reading(t);
-  server_shutdown(t->srv, "stdin closed");
+  t->cb.end(t->cb.arg, "stdin closed");
 }
 
 static void alloc_cb(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
@@ -395,8 +365,8 @@ static void file_read(stdio_transport *t) {
   }
   b = uv_buf_init(base, (unsigned)(avail > (1u << 30) ? 1u << 30 : avail));
   t->read_req.data = t;
-  if (uv_fs_read(t->srv->loop, &t->read_req, t->in_fd, &b, 1, -1,
-                 file_read_cb) != 0) {
+  if (uv_fs_read(t->loop, &t->read_req, t->in_fd, &b, 1, -1, file_read_cb) !=
+      0) {
     on_eof(t);
     return;
   }
@@ -412,7 +382,7 @@ static void start_reading(stdio_transport *t) {
     if (rc != 0) {
       log_error("cannot read stdin: %s", uv_strerror(rc));
       t->reading = 0;
-      server_shutdown(t->srv, "stdin unreadable");
+      t->cb.end(t->cb.arg, "stdin unreadable");
     }
   } else {
     file_read(t);
@@ -420,11 +390,6 @@ static void start_reading(stdio_transport *t) {
 }
 
 int stdio_transport_start(stdio_transport *t) {
-  t->session = session_new(t->srv, send_cb, t);
-  if (t->session == NULL)
-    return -1;
-  t->session->write = write_parts;
-  t->srv->session = t->session;
   start_reading(t);
   return 0;
 }
@@ -439,20 +404,16 @@ void stdio_transport_stop_reading(stdio_transport *t) {
 /* --- closing ------------------------------------------------------------ */
 
 static void free_transport(stdio_transport *t) {
-  server *srv = t->srv;
-  void (*done)(server *) = t->done;
-  if (srv->session == t->session)
-    srv->session = NULL;
-  srv->stdio = NULL;
-  session_free(t->session);
+  void (*done)(void *) = t->done;
+  void *arg = t->done_arg;
   framer_free(&t->framer);
-  free(t->pending.data);
-  free(t->flight.data);
+  strbuf_free(&t->pending);
+  strbuf_free(&t->flight);
   if (t->out_fd >= 0)
     close(t->out_fd);
   free(t);
   if (done)
-    done(srv);
+    done(arg);
 }
 
 static void close_cb(uv_handle_t *handle) {
@@ -488,9 +449,10 @@ static void maybe_finish_close(stdio_transport *t) {
   free_transport(t);
 }
 
-void stdio_transport_close(stdio_transport *t, void (*done)(server *srv),
-                           int force) {
+void stdio_transport_close(stdio_transport *t, void (*done)(void *arg),
+                           void *arg, int force) {
   t->done = done;
+  t->done_arg = arg;
   stdio_transport_stop_reading(t);
   if (force) {
     /* Pending output is dropped; a write in flight is cancelled by

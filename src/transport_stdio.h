@@ -4,25 +4,45 @@
  * file.  The protocol writer uses a private duplicate of fd 1, and fd 1
  * itself is pointed at stderr, so a plugin that prints cannot corrupt the
  * stream.  Writes are queued with uv_write, coalesced while one is in
- * flight, and reading pauses while too much output waits (backpressure). */
+ * flight, and reading pauses while too much output waits (backpressure).
+ *
+ * The transport knows bytes, not MCP: it hands whole messages up through
+ * the callbacks its owner gave it, and takes whole messages down through
+ * stdio_transport_write(). */
 #ifndef MCPD_TRANSPORT_STDIO_H
 #define MCPD_TRANSPORT_STDIO_H
 
 #include <stddef.h>
 
-struct server;
-struct session;
+#include <uv.h>
 
 typedef struct stdio_transport stdio_transport;
 
+/* Events, on the loop thread. */
+typedef struct stdio_transport_cb {
+  /* One message, NUL-terminated, valid during the call. */
+  void (*message)(void *arg, const char *line, size_t len);
+  /* A message longer than the limit was skipped. */
+  void (*oversize)(void *arg, size_t max);
+  /* Input ended (EOF or a read error) or output failed; `why` says which.
+   * Reading has stopped. */
+  void (*end)(void *arg, const char *why);
+  void *arg;
+} stdio_transport_cb;
+
 /* Takes over fds 0 and 1.  Returns NULL after logging why. */
-stdio_transport *stdio_transport_new(struct server *srv);
-/* Creates the session and starts reading. */
+stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
+                                     const stdio_transport_cb *cb);
+/* Starts reading. */
 int stdio_transport_start(stdio_transport *t);
 void stdio_transport_stop_reading(stdio_transport *t);
+/* Queues one message (a session_write_fn; `ctx` is the transport).  Every
+ * message written while a read is being handled goes out in one write. */
+void stdio_transport_write(void *ctx, const char *const *parts,
+                           const size_t *lens, int n);
 /* Flushes what is queued (unless `force`), closes the handles and frees
- * the transport and its session; `done` (may be NULL) runs afterwards. */
-void stdio_transport_close(stdio_transport *t, void (*done)(struct server *srv),
-                           int force);
+ * the transport; `done` (may be NULL) runs afterwards with `arg`. */
+void stdio_transport_close(stdio_transport *t, void (*done)(void *arg),
+                           void *arg, int force);
 
 #endif

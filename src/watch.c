@@ -6,9 +6,7 @@
 
 #include <uv.h>
 
-#include "loader.h"
 #include "log.h"
-#include "server.h"
 #include "watch.h"
 
 /* Quiet time after the last event before rescanning.  Long enough that a
@@ -18,7 +16,8 @@
 #define WATCH_DEBOUNCE_MS 40
 
 struct watch {
-  server *srv;
+  watch_cb cb;
+  void *arg;
   uv_timer_t timer;
   uv_fs_event_t *dirs;
   size_t n_dirs;
@@ -27,7 +26,7 @@ struct watch {
 
 static void scan_cb(uv_timer_t *timer) {
   watch *w = timer->data;
-  loader_scan(&w->srv->loader);
+  w->cb(w->arg);
 }
 
 static int interesting(const char *filename) {
@@ -46,42 +45,42 @@ static void event_cb(uv_fs_event_t *handle, const char *filename, int events,
     log_warn("watching plugin directory: %s", uv_strerror(status));
     return;
   }
-  if (!interesting(filename) || w->srv->shutting_down)
+  if (!interesting(filename))
     return;
   log_debug("plugin directory event: %s", filename ? filename : "?");
   uv_timer_start(&w->timer, scan_cb, WATCH_DEBOUNCE_MS, 0);
 }
 
-watch *watch_start(server *srv) {
-  options *o = srv->opts;
+watch *watch_start(uv_loop_t *loop, char *const *dirs, size_t n_dirs,
+                   int report_missing, watch_cb cb, void *arg) {
   watch *w = calloc(1, sizeof(*w));
 
-  if (w == NULL ||
-      (w->dirs = calloc(o->n_plugin_dirs + 1, sizeof(*w->dirs))) == NULL) {
+  if (w == NULL || (w->dirs = calloc(n_dirs + 1, sizeof(*w->dirs))) == NULL) {
     free(w);
     log_error("out of memory: not watching plugin directories");
     return NULL;
   }
-  w->srv = srv;
-  uv_timer_init(srv->loop, &w->timer);
+  w->cb = cb;
+  w->arg = arg;
+  uv_timer_init(loop, &w->timer);
   w->timer.data = w;
   w->open_handles = 1;
-  for (size_t i = 0; i < o->n_plugin_dirs; i++) {
+  for (size_t i = 0; i < n_dirs; i++) {
     uv_fs_event_t *h = &w->dirs[w->n_dirs];
     int rc;
-    uv_fs_event_init(srv->loop, h);
+    uv_fs_event_init(loop, h);
     h->data = w;
-    rc = uv_fs_event_start(h, event_cb, o->plugin_dirs[i], 0);
+    rc = uv_fs_event_start(h, event_cb, dirs[i], 0);
     w->open_handles++;
     w->n_dirs++;
     if (rc != 0) {
-      if (rc != UV_ENOENT || o->plugin_dirs_given)
+      if (rc != UV_ENOENT || report_missing)
         log_warn("cannot watch plugin directory %s: %s (send SIGHUP to "
                  "rescan)",
-                 o->plugin_dirs[i], uv_strerror(rc));
+                 dirs[i], uv_strerror(rc));
       continue;
     }
-    log_debug("watching %s", o->plugin_dirs[i]);
+    log_debug("watching %s", dirs[i]);
   }
   return w;
 }

@@ -5,3 +5,7 @@
 include $(srcdir)/tests/plugins.mk
 include $(srcdir)/tests/unit.mk
 include $(srcdir)/tests/e2e.mk
+
+# The layering rule of src/layers.txt, checked on the sources and objects.
+TESTS += tests/layers.sh
+EXTRA_DIST += tests/layers.sh src/layers.txt

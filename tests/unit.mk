@@ -1,8 +1,8 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
-# negotiation, session, schema, registry, loader, crash, tools).  The loader,
-# crash and tools suites load the check-only fixture plugins from
-# tests/plugins.mk and the bundled echo plugin, so both directories are
-# compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
+# negotiation, session, schema, registry, loader, crash, tools, server).
+# The loader, crash, tools and server suites load the check-only fixture
+# plugins from tests/plugins.mk and the bundled echo plugin, so both
+# directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
 # everything without fork under valgrind with CK_FORK=no (leave out the
 # crash suite then: its test is meant to die of SIGSEGV).
 if HAVE_CHECK
@@ -19,7 +19,8 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_schema.c \
 	tests/unit/test_registry.c \
 	tests/unit/test_loader.c \
-	tests/unit/test_tools.c
+	tests/unit/test_tools.c \
+	tests/unit/test_server.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
 	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'

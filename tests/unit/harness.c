@@ -66,26 +66,16 @@ void harness_init(harness *h, const char *const *extra) {
   h->deadline.data = h;
 }
 
-static void capture_send(session *s, json_object *msg) {
-  capture *c = s->transport;
-  size_t len;
-  const char *text = jsonrpc_to_string(msg, &len);
-
-  if (c->n == c->cap) {
-    c->cap = c->cap ? c->cap * 2 : 16;
-    c->msgs = realloc(c->msgs, c->cap * sizeof(*c->msgs));
-    ck_assert_ptr_nonnull(c->msgs);
-  }
-  c->msgs[c->n] = strdup(text);
-  ck_assert_ptr_nonnull(c->msgs[c->n]);
-  c->n++;
-  json_object_put(msg);
+void harness_session(harness *h) {
+  h->session = harness_open(h, &h->cap);
 }
 
-void harness_session(harness *h) {
-  h->session = session_new(&h->srv, capture_send, &h->cap);
-  ck_assert_ptr_nonnull(h->session);
-  h->srv.session = h->session;
+session *harness_open(harness *h, memory_transport *mt) {
+  session *s;
+  memory_transport_init(mt, NULL, NULL);
+  s = server_open_session(&h->srv, memory_transport_write, mt);
+  ck_assert_ptr_nonnull(s);
+  return s;
 }
 
 static void remove_tree(const char *dir) {
@@ -106,24 +96,18 @@ static void remove_tree(const char *dir) {
 }
 
 void harness_clear(harness *h) {
-  for (size_t i = 0; i < h->cap.n; i++)
-    free(h->cap.msgs[i]);
-  h->cap.n = 0;
+  memory_transport_clear(&h->cap);
 }
 
 void harness_free(harness *h) {
   char copy_dir[PATH_MAX] = "";
   struct stat st;
 
-  if (h->srv.loader.copy_dir != NULL)
-    snprintf(copy_dir, sizeof(copy_dir), "%s", h->srv.loader.copy_dir);
-  if (h->session != NULL) {
-    h->srv.session = NULL;
-    session_free(h->session);
-    h->session = NULL;
-  }
-  /* Unloads every plugin and closes every handle, the deadline timer
-   * included; the loop then has nothing left to run. */
+  if (h->srv.loader.files.copy_dir != NULL)
+    snprintf(copy_dir, sizeof(copy_dir), "%s", h->srv.loader.files.copy_dir);
+  /* Closes every session, unloads every plugin and closes every handle,
+   * the deadline timer included; the loop then has nothing left to run. */
+  h->session = NULL;
   server_shutdown(&h->srv, "test done");
   ck_assert_int_eq(uv_run(&h->loop, UV_RUN_DEFAULT), 0);
   ck_assert_msg(!h->srv.exit_hard, "calls were still running at exit");
@@ -134,9 +118,7 @@ void harness_free(harness *h) {
   ck_assert_msg(copy_dir[0] == '\0' || stat(copy_dir, &st) != 0,
                 "%s was left behind", copy_dir);
   options_free(&h->opts);
-  harness_clear(h);
-  free(h->cap.msgs);
-  h->cap.msgs = NULL;
+  memory_transport_free(&h->cap);
   remove_tree(h->dir);
   log_set_fd(2);
   if (h->log_fd >= 0) {
@@ -297,7 +279,6 @@ void harness_initialize(harness *h, const char *version) {
   harness_line(h, "{\"jsonrpc\":\"2.0\","
                   "\"method\":\"notifications/initialized\"}");
   ck_assert_uint_eq(h->cap.n, 1);
-  ck_assert(h->session->ready);
   harness_clear(h);
 }
 

@@ -64,7 +64,7 @@ static long response_index(int id) {
 
 static int calls_done(harness *hh, void *arg) {
   (void)arg;
-  return hh->srv.calls_in_flight == 0;
+  return hh->srv.exec.in_flight == 0;
 }
 
 static int have_response(harness *hh, void *arg) {
@@ -221,7 +221,7 @@ START_TEST(test_pool_tool) {
   ck_assert(!is_error_result(msg));
   ck_assert_str_eq(text_of(msg, 0), "slept 10");
   json_object_put(msg);
-  ck_assert_uint_eq(h.srv.calls_in_flight, 0);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 0);
   ck_assert_uint_eq(h.session->requests_in_flight, 0);
 }
 END_TEST
@@ -236,7 +236,7 @@ START_TEST(test_pool_concurrent) {
              id, 5 * (7 - id));
     harness_line(&h, line);
   }
-  ck_assert_uint_eq(h.srv.calls_in_flight, 6);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 6);
   harness_wait(&h, 6);
   for (int id = 1; id <= 6; id++) {
     char want[32];
@@ -254,7 +254,7 @@ START_TEST(test_async_tool) {
   ck_assert(!is_error_result(msg));
   ck_assert_str_eq(text_of(msg, 0), "from a thread");
   json_object_put(msg);
-  ck_assert_uint_eq(h.srv.calls_in_flight, 0);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 0);
 }
 END_TEST
 
@@ -536,7 +536,7 @@ START_TEST(test_cancel) {
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
                    "\"params\":{\"name\":\"slow\",\"arguments\":"
                    "{\"ms\":2000}}}");
-  ck_assert_uint_eq(h.srv.calls_in_flight, 1);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 1);
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                    "cancelled\",\"params\":{\"requestId\":1,\"reason\":"
                    "\"user\"}}");
@@ -600,7 +600,7 @@ START_TEST(test_unload_during_call) {
   msg = harness_msg(&h, (size_t)response_index(1));
   ck_assert_str_eq(text_of(msg, 0), "slept 100");
   json_object_put(msg);
-  ck_assert_uint_eq(h.srv.calls_in_flight, 0);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 0);
 }
 END_TEST
 
@@ -657,7 +657,7 @@ START_TEST(test_paging_many) {
 }
 END_TEST
 
-/* session_free() while a pool call runs: the late completion must write
+/* A session closed while a pool call runs: the late completion must write
  * nowhere and touch nothing that was freed (run under valgrind or ASan to
  * see the difference). */
 
@@ -665,10 +665,9 @@ START_TEST(test_session_freed_during_call) {
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
                    "\"params\":{\"name\":\"slow\",\"arguments\":"
                    "{\"ms\":50}}}");
-  ck_assert_uint_eq(h.srv.calls_in_flight, 1);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 1);
   harness_clear(&h);
-  h.srv.session = NULL;
-  session_free(h.session);
+  server_close_session(&h.srv, h.session);
   h.session = NULL;
   harness_run_until(&h, calls_done, NULL);
   ck_assert_uint_eq(h.cap.n, 0);
@@ -682,10 +681,9 @@ START_TEST(test_session_freed_during_batch) {
                    "\"params\":{\"name\":\"slow\",\"arguments\":"
                    "{\"ms\":50}}},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
                    "\"ping\"}]");
-  ck_assert_uint_eq(h.srv.calls_in_flight, 1);
+  ck_assert_uint_eq(h.srv.exec.in_flight, 1);
   ck_assert_uint_eq(h.cap.n, 0);
-  h.srv.session = NULL;
-  session_free(h.session);
+  server_close_session(&h.srv, h.session);
   h.session = NULL;
   harness_run_until(&h, calls_done, NULL);
   ck_assert_msg(h.cap.n == 0, "a freed session sent: %s", h.cap.msgs[0]);

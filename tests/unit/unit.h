@@ -1,9 +1,9 @@
 /* unit.h -- the suites of tests/unit/unit_tests and the harness they share.
  *
- * The harness is a real server without a transport: options parsed from a
- * command line, a libuv loop, server_init(), a plugin directory of its own,
- * log lines captured in a file, and a session whose `send` keeps every
- * message it is handed as serialized JSON, in order. */
+ * The harness is a real server on the in-memory transport: options parsed
+ * from a command line, a libuv loop, server_init(), a plugin directory of
+ * its own, log lines captured in a file, and sessions opened on the server
+ * whose every message is kept as serialized JSON, in order. */
 #ifndef MCPD_UNIT_H
 #define MCPD_UNIT_H
 
@@ -17,6 +17,7 @@
 #include "options.h"
 #include "server.h"
 #include "session.h"
+#include "transport_memory.h"
 
 #ifndef MCPD_FIXTURES_DIR
 #error "MCPD_FIXTURES_DIR must name the directory of the fixture plugins"
@@ -34,6 +35,7 @@ Suite *registry_suite(void);
 Suite *loader_suite(void);
 Suite *crash_suite(void);
 Suite *tools_suite(void);
+Suite *server_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
@@ -41,13 +43,6 @@ Suite *tools_suite(void);
  * that `make check` stays green while the fixes are pending; remove the
  * switch for each one once its bug is fixed. */
 int unit_known_bugs(void);
-
-/* Every message the session sent, serialized, oldest first. */
-typedef struct capture {
-  char **msgs;
-  size_t n;
-  size_t cap;
-} capture;
 
 typedef struct harness {
   char dir[PATH_MAX];      /* the private plugin directory (0700) */
@@ -58,16 +53,19 @@ typedef struct harness {
   server srv;
   uv_timer_t deadline; /* bounds harness_wait() */
   int timed_out;
-  session *session;
-  capture cap;
+  session *session;     /* the first session, see harness_session() */
+  memory_transport cap; /* what it sent: cap.msgs[0 .. cap.n) */
 } harness;
 
 /* Sets up a server whose only plugin directory is a fresh private one,
  * with --no-watch and any `extra` arguments (NULL-terminated, may be NULL).
  * Log output goes to a file read by harness_log(). */
 void harness_init(harness *h, const char *const *extra);
-/* Creates the session (srv.session) whose messages land in h->cap. */
+/* Opens the session h->session, whose messages land in h->cap. */
 void harness_session(harness *h);
+/* Opens another session on the same server, whose messages land in `mt`
+ * (initialized here; free it after harness_free()). */
+session *harness_open(harness *h, memory_transport *mt);
 /* Closes everything and asserts that the loop closes cleanly. */
 void harness_free(harness *h);
 

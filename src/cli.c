@@ -1,0 +1,232 @@
+/* cli.c -- `mcpd --list` and `mcpd --call`. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/linkhash.h>
+
+#include "cli.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "transport_memory.h"
+
+#define CLI_INITIALIZE                                                         \
+  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"       \
+  "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"                    \
+  "\"clientInfo\":{\"name\":\"mcpd-cli\",\"version\":\"" PACKAGE_VERSION       \
+  "\"}}}"
+
+/* Results are printed for a person; fd 1 still stays away from plugin
+ * code, which gets stderr there: output goes through a private copy. */
+static int protect_stdout(void) {
+  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd >= 0 && dup2(2, 1) < 0)
+    log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
+  return fd;
+}
+
+/* Sends one request made of `method` and `params` (consumed). */
+static void send_request(session *s, json_object *id, const char *method,
+                         json_object *params) {
+  json_object *req = jsonrpc_notification(method, params);
+  const char *line;
+  size_t len;
+
+  json_object_object_add(req, "id", id);
+  line = jsonrpc_to_string(req, &len);
+  session_handle_line(s, line, len);
+  json_object_put(req);
+}
+
+/* --- --list ------------------------------------------------------------- */
+
+typedef struct listed {
+  plugin *plugin;
+  json_object *tools; /* [[name, description], ...] */
+} listed;
+
+/* Pages through tools/list, as a client would, and files each tool under
+ * the plugin that owns it: one pass over the tools, one over the plugins. */
+static void print_list(server *srv, session *s, memory_transport *mt, int out) {
+  struct lh_table *index = lh_kptr_table_new(64, NULL);
+  listed *plugins;
+  size_t n = 0, i;
+  json_object *cursor = NULL;
+
+  for (plugin *p = srv->loader.plugins; p; p = p->next)
+    n++;
+  plugins = calloc(n + 1, sizeof(*plugins));
+  if (plugins == NULL || index == NULL) {
+    log_error("out of memory");
+    free(plugins);
+    if (index)
+      lh_table_free(index);
+    return;
+  }
+  /* The loader's list is newest first; print in load order. */
+  i = n;
+  for (plugin *p = srv->loader.plugins; p; p = p->next) {
+    plugins[--i].plugin = p;
+    plugins[i].tools = json_object_new_array();
+    lh_table_insert(index, p, &plugins[i]);
+  }
+  do {
+    json_object *params = json_object_new_object(), *msg, *tools, *next;
+    if (cursor != NULL)
+      json_object_object_add(params, "cursor", json_object_get(cursor));
+    memory_transport_clear(mt);
+    send_request(s, json_object_new_string("list"), "tools/list", params);
+    json_object_put(cursor);
+    cursor = NULL;
+    if (mt->n != 1 || (msg = json_tokener_parse(mt->msgs[0])) == NULL)
+      break;
+    if (json_object_object_get_ex(msg, "result", &tools) &&
+        json_object_object_get_ex(tools, "nextCursor", &next))
+      cursor = json_object_get(next);
+    json_object_object_get_ex(tools, "tools", &tools);
+    for (size_t k = 0; k < json_object_array_length(tools); k++) {
+      json_object *t = json_object_array_get_idx(tools, k), *name, *desc;
+      reg_tool *rt;
+      void *v;
+      json_object_object_get_ex(t, "name", &name);
+      rt = registry_find(&srv->registry, json_object_get_string(name));
+      if (rt != NULL && lh_table_lookup_ex(index, rt->owner, &v)) {
+        json_object *pair = json_object_new_array();
+        json_object_array_add(pair, json_object_get(name));
+        json_object_array_add(pair,
+                              json_object_object_get_ex(t, "description", &desc)
+                                  ? json_object_get(desc)
+                                  : json_object_new_string(""));
+        json_object_array_add(((listed *)v)->tools, pair);
+      }
+    }
+    json_object_put(msg);
+  } while (cursor != NULL);
+
+  dprintf(out, "%-20s %-10s %s\n", "PLUGIN", "VERSION", "FILE");
+  for (i = 0; i < n; i++) {
+    plugin *p = plugins[i].plugin;
+    dprintf(out, "%-20s %-10s %s\n", p->name, p->version, p->path);
+    for (size_t k = 0; k < json_object_array_length(plugins[i].tools); k++) {
+      json_object *pair = json_object_array_get_idx(plugins[i].tools, k);
+      dprintf(out, "  tool %-24s %s\n",
+              json_object_get_string(json_object_array_get_idx(pair, 0)),
+              json_object_get_string(json_object_array_get_idx(pair, 1)));
+    }
+    json_object_put(plugins[i].tools);
+  }
+  if (n == 0)
+    dprintf(out, "(no plugins loaded)\n");
+  for (load_failure *f = srv->loader.failures; f; f = f->next)
+    dprintf(out, "NOT LOADED %s: %s\n", f->path, f->reason);
+  free(plugins);
+  lh_table_free(index);
+}
+
+int cli_list(server *srv) {
+  int out = protect_stdout();
+  memory_transport mt;
+  session *s;
+
+  memory_transport_init(&mt, NULL, NULL);
+  server_start(srv, 0);
+  s = server_open_session(srv, memory_transport_write, &mt);
+  if (s != NULL) {
+    session_handle_line(s, CLI_INITIALIZE, strlen(CLI_INITIALIZE));
+    print_list(srv, s, &mt, out >= 0 ? out : 2);
+  } else {
+    log_error("out of memory");
+  }
+  if (out >= 0)
+    close(out);
+  server_shutdown(srv, "--list done");
+  uv_run(srv->loop, UV_RUN_DEFAULT);
+  memory_transport_free(&mt);
+  return s != NULL ? 0 : 1;
+}
+
+/* --- --call ------------------------------------------------------------- */
+
+typedef struct call_state {
+  server *srv;
+  int out;
+  int status;
+  int answered;
+} call_state;
+
+/* memory_transport.written: waits for the answer to the request "call". */
+static void call_written(void *arg, const char *text, size_t len) {
+  call_state *cs = arg;
+  json_object *msg = json_tokener_parse(text), *id, *result, *error, *flag;
+  (void)len;
+
+  if (msg == NULL || !json_object_object_get_ex(msg, "id", &id) ||
+      !json_object_is_type(id, json_type_string) ||
+      strcmp(json_object_get_string(id), "call") != 0) {
+    json_object_put(msg);
+    return;
+  }
+  cs->answered = 1;
+  if (json_object_object_get_ex(msg, "result", &result)) {
+    dprintf(cs->out, "%s\n",
+            json_object_to_json_string_ext(result,
+                                           JSON_C_TO_STRING_PRETTY |
+                                               JSON_C_TO_STRING_NOSLASHESCAPE));
+    cs->status = json_object_object_get_ex(result, "isError", &flag) &&
+                         json_object_get_boolean(flag)
+                     ? 1
+                     : 0;
+  } else if (json_object_object_get_ex(msg, "error", &error)) {
+    json_object *m;
+    json_object_object_get_ex(error, "message", &m);
+    log_error("--call %s", m ? json_object_get_string(m) : "failed");
+    cs->status = 1;
+  }
+  json_object_put(msg);
+  server_shutdown(cs->srv, "call answered");
+}
+
+int cli_call(server *srv, const char *tool, const char *args) {
+  call_state cs = {.srv = srv, .out = protect_stdout(), .status = 1};
+  memory_transport mt;
+  json_object *arguments, *params;
+  session *s;
+
+  memory_transport_init(&mt, call_written, &cs);
+  arguments = json_tokener_parse(args ? args : "{}");
+  if (arguments == NULL || !json_object_is_type(arguments, json_type_object)) {
+    log_error("--args must be a JSON object, e.g. '{\"text\":\"hi\"}'");
+    json_object_put(arguments);
+    cs.status = 2;
+    goto done;
+  }
+  server_start(srv, 0);
+  s = server_open_session(srv, memory_transport_write, &mt);
+  if (s == NULL) {
+    log_error("out of memory");
+    json_object_put(arguments);
+    goto done;
+  }
+  session_handle_line(s, CLI_INITIALIZE, strlen(CLI_INITIALIZE));
+  params = json_object_new_object();
+  json_object_object_add(params, "name", json_object_new_string(tool));
+  json_object_object_add(params, "arguments", arguments);
+  send_request(s, json_object_new_string("call"), "tools/call", params);
+  uv_run(srv->loop, UV_RUN_DEFAULT);
+  if (!cs.answered)
+    log_error("--call %s: no answer", tool);
+done:
+  if (!srv->shutting_down) {
+    server_shutdown(srv, "--call done");
+    uv_run(srv->loop, UV_RUN_DEFAULT);
+  }
+  memory_transport_free(&mt);
+  if (cs.out >= 0)
+    close(cs.out);
+  return cs.status;
+}
