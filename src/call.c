@@ -17,6 +17,7 @@
 #include "loader.h"
 #include "log.h"
 #include "schema.h"
+#include "utf8.h"
 
 /* One event type for everything the host table hands to the loop. */
 typedef struct call_event {
@@ -115,6 +116,62 @@ static json_object *copy_token(json_object *params) {
   return NULL;
 }
 
+static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
+                      size_t errlen);
+
+/* Whether `text` is one line of strict JSON.  A plugin can attach its own
+ * json-c serializer to a value it hands back, and json-c then prints
+ * whatever that serializer writes -- a newline would start a forged
+ * message on the client's stream. */
+static int one_json_line(const char *text, size_t len) {
+  json_tokener *tok;
+  json_object *obj = NULL;
+  const char *why;
+  int ok;
+
+  if (memchr(text, '\n', len) != NULL || memchr(text, '\r', len) != NULL)
+    return 0;
+  if ((tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL)
+    return 0;
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  ok = jsonrpc_parse(tok, text, len, &obj, &why) == 0;
+  json_object_put(obj);
+  json_tokener_free(tok);
+  return ok;
+}
+
+/* The whole result: built, then made valid UTF-8 (plugin text is not
+ * trusted to be), then checked when plugin-built json-c values went in. */
+static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
+                        size_t errlen) {
+  if (build_text(c, status, out, err, errlen) != 0)
+    return -1;
+  if (!utf8_valid(out->data, out->len)) {
+    size_t len;
+    char *fixed = utf8_repair(out->data, out->len, &len);
+    if (fixed == NULL) {
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    log_warn("plugin \"%s\": tool %s returned text that is not valid UTF-8; "
+             "bad bytes were replaced with U+FFFD",
+             c->plugin->name, c->tool->name);
+    free(out->data);
+    out->data = fixed;
+    out->len = len;
+    out->cap = len + 1;
+  }
+  if ((c->structured != NULL || c->replacement != NULL) &&
+      !one_json_line(out->data, out->len)) {
+    snprintf(err, errlen,
+             "tool %s returned a value that does not serialize as JSON "
+             "(a custom json-c serializer?)",
+             c->tool->name);
+    return -1;
+  }
+  return 0;
+}
+
 void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
   mcpd_call *c = calloc(1, sizeof(*c));
   int rc;
@@ -182,8 +239,8 @@ static int valid_result(json_object *result) {
 
 /* Builds the CallToolResult as JSON text into `out`; returns 0, or -1 with
  * `err` set. */
-static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
-                        size_t errlen) {
+static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
+                      size_t errlen) {
   const char *name = c->tool->name;
   const char *text;
   size_t len;
@@ -335,6 +392,16 @@ static void to_clients(call_exec *e, int level, const char *logger,
       (ev = new_event(e, log_run)) == NULL) {
     free(text);
     return;
+  }
+  if (!utf8_valid(text, strlen(text))) {
+    size_t len;
+    char *fixed = utf8_repair(text, strlen(text), &len);
+    free(text);
+    if (fixed == NULL) {
+      free_event(ev);
+      return;
+    }
+    text = fixed;
   }
   ev->value = level;
   ev->text = text;
@@ -585,8 +652,16 @@ static int host_progress(mcpd_call *call, double progress, double total,
   json_object_object_add(params, "progress", json_object_new_double(progress));
   if (total > 0)
     json_object_object_add(params, "total", json_object_new_double(total));
-  if (message)
+  if (message != NULL && utf8_valid(message, strlen(message))) {
     json_object_object_add(params, "message", json_object_new_string(message));
+  } else if (message != NULL) {
+    size_t len;
+    char *fixed = utf8_repair(message, strlen(message), &len);
+    if (fixed != NULL)
+      json_object_object_add(params, "message",
+                             json_object_new_string_len(fixed, (int)len));
+    free(fixed);
+  }
   ev = new_event(call->exec, progress_run);
   if (ev == NULL) {
     json_object_put(params);

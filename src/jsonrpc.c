@@ -2,11 +2,13 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json_visit.h>
 
 #include "jsonrpc.h"
+#include "utf8.h"
 
 const char *jsonrpc_strerror(int code) {
   switch (code) {
@@ -18,57 +20,6 @@ const char *jsonrpc_strerror(int code) {
   default:
     return "Server error";
   }
-}
-
-/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing past
- * U+10FFFF.  json-c's own check lets overlong forms through. */
-static int utf8_valid(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c;
-    size_t need;
-    unsigned char lo = 0x80, hi = 0xBF;
-    /* ASCII eight bytes at a time: most messages are all ASCII. */
-    while (n - i >= 8) {
-      uint64_t w;
-      memcpy(&w, s + i, 8);
-      if (w & 0x8080808080808080ull)
-        break;
-      i += 8;
-    }
-    if (i >= n)
-      break;
-    c = s[i];
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    if (c >= 0xC2 && c <= 0xDF)
-      need = 1;
-    else if (c >= 0xE0 && c <= 0xEF) {
-      need = 2;
-      if (c == 0xE0)
-        lo = 0xA0; /* overlong */
-      else if (c == 0xED)
-        hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      need = 3;
-      if (c == 0xF0)
-        lo = 0x90; /* overlong */
-      else if (c == 0xF4)
-        hi = 0x8F; /* past U+10FFFF */
-    } else
-      return 0;
-    if (n - i <= need)
-      return 0;
-    if (s[i + 1] < lo || s[i + 1] > hi)
-      return 0;
-    for (size_t k = 2; k <= need; k++)
-      if ((s[i + k] & 0xC0) != 0x80)
-        return 0;
-    i += need + 1;
-  }
-  return 1;
 }
 
 /* Whether the text could hold a non-finite number: json-c's strict mode
@@ -101,18 +52,178 @@ static int may_hold_nonfinite(const char *s, size_t n) {
   return 0;
 }
 
+static int hex4(const char *s, unsigned *v) {
+  unsigned x = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = s[i];
+    x <<= 4;
+    if (c >= '0' && c <= '9')
+      x |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      x |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      x |= (unsigned)(c - 'A' + 10);
+    else
+      return -1;
+  }
+  *v = x;
+  return 0;
+}
+
+/* Whether the integer literal s[0..n) (an optional '-' and digits) fits
+ * what json-c keeps exactly: int64, or uint64 for positive values. */
+static int integer_fits(const char *s, size_t n) {
+  static const char max_u64[] = "18446744073709551615";
+  static const char min_i64[] = "9223372036854775808";
+  int neg = s[0] == '-';
+  const char *limit = neg ? min_i64 : max_u64;
+  size_t digits = n - (size_t)neg, lim = strlen(limit);
+  if (digits != lim)
+    return digits < lim;
+  return memcmp(s + neg, limit, lim) <= 0;
+}
+
+/* What json-c's strict mode still lets through, checked in one pass:
+ * numbers that are not JSON ("1.", "01", "-"), integers it would clamp,
+ * raw control characters inside strings, and \u escapes of unpaired
+ * surrogates.  Sets *pairs when escaped surrogate pairs occur (json-c
+ * 0.16 decodes some of them wrongly; see unescape_pairs). */
+static int scan_text(const char *s, size_t n, int *pairs, const char **why) {
+  size_t i = 0;
+  *pairs = 0;
+  while (i < n) {
+    char c = s[i];
+    if (c == '"') {
+      for (i++; i < n && s[i] != '"'; i++) {
+        unsigned char b = (unsigned char)s[i];
+        unsigned hi, lo;
+        if (b < 0x20) {
+          *why = "control character inside a string (escape it)";
+          return -1;
+        }
+        if (b != '\\')
+          continue;
+        if (++i >= n)
+          break;
+        if (s[i] != 'u')
+          continue;
+        if (n - i < 5 || hex4(s + i + 1, &hi) != 0)
+          break; /* json-c reports the bad escape */
+        i += 4;
+        if (hi >= 0xDC00 && hi <= 0xDFFF) {
+          *why = "unpaired UTF-16 surrogate escape";
+          return -1;
+        }
+        if (hi < 0xD800 || hi > 0xDBFF)
+          continue;
+        if (n - i < 7 || s[i + 1] != '\\' || s[i + 2] != 'u' ||
+            hex4(s + i + 3, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF) {
+          *why = "unpaired UTF-16 surrogate escape";
+          return -1;
+        }
+        i += 6;
+        *pairs = 1;
+      }
+      i++;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t start = i, int_end;
+      if (c == '-')
+        i++;
+      if (i >= n || s[i] < '0' || s[i] > '9')
+        goto bad_number;
+      if (s[i] == '0' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')
+        goto bad_number;
+      while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+      int_end = i;
+      if (i < n && s[i] == '.') {
+        if (++i >= n || s[i] < '0' || s[i] > '9')
+          goto bad_number;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+          i++;
+      }
+      if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        if (++i < n && (s[i] == '+' || s[i] == '-'))
+          i++;
+        if (i >= n || s[i] < '0' || s[i] > '9')
+          goto bad_number;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+          i++;
+      }
+      if (int_end == i && int_end - start >= 19 &&
+          !integer_fits(s + start, int_end - start)) {
+        *why = "integer out of range (beyond 64 bits)";
+        return -1;
+      }
+    } else {
+      i++;
+    }
+  }
+  return 0;
+bad_number:
+  *why = "invalid number";
+  return -1;
+}
+
+/* Rewrites every escaped surrogate pair as the UTF-8 bytes it stands for,
+ * into a new buffer.  json-c 0.16 turns a pair whose code point has low 16
+ * bits in D800-DFFF (U+1D800, say) into U+FFFD; raw UTF-8 it keeps as is.
+ * Only called after scan_text() found the pairs well formed. */
+static char *unescape_pairs(const char *s, size_t n, size_t *out_len) {
+  char *out = malloc(n + 1);
+  size_t o = 0;
+  int in_string = 0;
+
+  if (out == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    unsigned hi, lo, cp;
+    if (!in_string) {
+      in_string = s[i] == '"';
+      out[o++] = s[i];
+      continue;
+    }
+    if (s[i] == '"') {
+      in_string = 0;
+      out[o++] = s[i];
+      continue;
+    }
+    if (s[i] != '\\' || i + 1 >= n) {
+      out[o++] = s[i];
+      continue;
+    }
+    if (s[i + 1] != 'u' || n - i < 12 || hex4(s + i + 2, &hi) != 0 ||
+        hi < 0xD800 || hi > 0xDBFF || hex4(s + i + 8, &lo) != 0) {
+      out[o++] = s[i];
+      out[o++] = s[++i];
+      continue;
+    }
+    cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+    out[o++] = (char)(0xF0 | (cp >> 18));
+    out[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[o++] = (char)(0x80 | (cp & 0x3F));
+    i += 11;
+  }
+  out[o] = '\0';
+  *out_len = o;
+  return out;
+}
+
+static int parse_value(json_tokener *tok, const char *line, size_t len,
+                       json_object **out, const char **why);
+
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why) {
-  json_object *obj;
-  enum json_tokener_error err;
-  int finished_early = 0;
+  int pairs, rc;
+  char *copy = NULL;
 
   *out = NULL;
   if (memchr(line, '\0', len) != NULL) {
     *why = "message contains a NUL byte";
     return JSONRPC_PARSE_ERROR;
   }
-  if (!utf8_valid((const unsigned char *)line, len)) {
+  if (!utf8_valid(line, len)) {
     *why = "message is not valid UTF-8";
     return JSONRPC_PARSE_ERROR;
   }
@@ -120,6 +231,29 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     *why = "message too large to parse";
     return JSONRPC_PARSE_ERROR;
   }
+  if (scan_text(line, len, &pairs, why) != 0)
+    return JSONRPC_PARSE_ERROR;
+  if (pairs) {
+    if ((copy = unescape_pairs(line, len, &len)) == NULL) {
+      *why = "out of memory";
+      return JSONRPC_PARSE_ERROR;
+    }
+    line = copy;
+  }
+  rc = parse_value(tok, line, len, out, why);
+  free(copy);
+  return rc;
+}
+
+/* Parses text that passed the checks above. */
+static int parse_value(json_tokener *tok, const char *line, size_t len,
+                       json_object **out, const char **why) {
+  json_object *obj;
+  enum json_tokener_error err;
+  int finished_early = 0;
+
+  /* Each message starts from a fresh state: nothing a failed parse left
+   * (a pending surrogate, say) reaches the next one. */
   json_tokener_reset(tok);
   obj = json_tokener_parse_ex(tok, line, (int)len);
   err = json_tokener_get_error(tok);
@@ -187,10 +321,11 @@ int jsonrpc_valid_id(json_object *id) {
   /* json-c keeps 12 and 12.0 apart: only a literal integer is an id. */
   if (!json_object_is_type(id, json_type_int))
     return 0;
-  /* Beyond 64 bits json-c clamps silently; answering with the clamped
-   * value would give the client an id it never sent. */
+  /* The parser refuses integers json-c would clamp, but it keeps values
+   * above INT64_MAX as uint64, which get_int64 clamps: those are no
+   * int64 ids. */
   v = json_object_get_int64(id);
-  return v != INT64_MAX && v != INT64_MIN;
+  return v != INT64_MAX || json_object_get_uint64(id) == (uint64_t)INT64_MAX;
 }
 
 void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
@@ -237,6 +372,14 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
   }
   if (has_id && jsonrpc_valid_id(id))
     out->id = id;
+  /* A response is dropped whatever it holds, also with a null id: a
+   * client says so when it could not read one of our messages, and
+   * answering it would start an endless exchange. */
+  if (!has_method && has_id && has_result != has_error &&
+      (out->id != NULL || json_object_is_type(id, json_type_null))) {
+    out->kind = JSONRPC_KIND_RESPONSE;
+    return;
+  }
   if (!has_version || !json_object_is_type(version, json_type_string) ||
       strcmp(json_object_get_string(version), "2.0") != 0) {
     out->error = "\"jsonrpc\" must be \"2.0\"";
@@ -261,6 +404,11 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
       return;
     }
     out->method = json_object_get_string(method);
+    if (strlen(out->method) != (size_t)json_object_get_string_len(method)) {
+      out->method = NULL;
+      out->error = "\"method\" contains a NUL character";
+      return;
+    }
     out->params = params;
     out->kind = has_id ? JSONRPC_KIND_REQUEST : JSONRPC_KIND_NOTIFICATION;
     return;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "methods.h"
 #include "schema.h"
+#include "utf8.h"
 
 /* The method may be called before initialize. */
 #define METHOD_BEFORE_INIT 0x1u
@@ -189,7 +190,8 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
   }
   tool = registry_find(ctx->registry, name);
   if (tool == NULL) {
-    snprintf(text, sizeof(text), "Unknown tool: %.200s", name);
+    snprintf(text, sizeof(text), "Unknown tool: %.*s",
+             (int)utf8_cut(name, strlen(name), 200), name);
     request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
     return;
   }
@@ -233,7 +235,8 @@ void methods_request(void *arg, request *r) {
     if (strcmp(m->name, r->method) == 0)
       break;
   if (m->name == NULL) {
-    snprintf(text, sizeof(text), "Method not found: %.200s", r->method);
+    snprintf(text, sizeof(text), "Method not found: %.*s",
+             (int)utf8_cut(r->method, strlen(r->method), 200), r->method);
     request_fail(r, JSONRPC_METHOD_NOT_FOUND, text, NULL);
     return;
   }

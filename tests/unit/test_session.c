@@ -252,22 +252,101 @@ END_TEST
 /* An integer id beyond 64 bits must come back exactly as sent, or the
  * request must be refused; an answer under another id matches nothing the
  * client sent. */
-START_TEST(test_huge_id_kept_or_refused) {
-  static const char *const ids[] = {"99999999999999999999",
-                                    "-9223372036854775809", NULL};
+/* Integers beyond 64 bits would be clamped by json-c: the message is
+ * refused as a whole, never answered with an id the client did not send. */
+START_TEST(test_huge_id_refused) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,"
+               "\"method\":\"ping\"}",
+               JSONRPC_PARSE_ERROR, "null");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775809,"
+               "\"method\":\"ping\"}",
+               JSONRPC_PARSE_ERROR, "null");
+  /* Within uint64 json-c is exact, but that is no int64 id. */
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":9223372036854775808,"
+               "\"method\":\"ping\"}",
+               JSONRPC_INVALID_REQUEST, "null");
+}
+END_TEST
 
+/* The whole int64 range is a valid id, echoed digit for digit. */
+START_TEST(test_int64_ids_echoed) {
+  static const char *const ids[] = {"9223372036854775807",
+                                    "-9223372036854775808",
+                                    "0",
+                                    "-1",
+                                    "1234567890123456789",
+                                    NULL};
   for (size_t i = 0; ids[i] != NULL; i++) {
-    char line[200];
-    json_object *msg;
+    char line[200], want[200];
     snprintf(line, sizeof(line),
              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", ids[i]);
-    msg = exchange(line);
-    ck_assert_msg(strstr(h.cap.msgs[0], ids[i]) != NULL ||
-                      (response_error_code(msg) == JSONRPC_INVALID_REQUEST &&
-                       json_path(msg, "id") == NULL),
-                  "id %s answered %s", ids[i], h.cap.msgs[0]);
-    json_object_put(msg);
+    snprintf(want, sizeof(want),
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", ids[i]);
+    json_object_put(exchange(line));
+    ck_assert_str_eq(h.cap.msgs[0], want);
   }
+}
+END_TEST
+
+/* Text json-c's strict mode accepts but JSON does not: each is -32700,
+ * and never echoed back. */
+START_TEST(test_not_json_refused) {
+  static const char *const lines[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":1.,\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":-,\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":1e}"
+      "}",
+      "{'jsonrpc':'2.0','id':1,'method':'ping'}",
+      "{\"jsonrpc\":\"2.0\",\"id\":\"a\tb\",\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":\"a\x01\",\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":\"\\udc00\",\"method\":\"ping\"}",
+      "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud800x\",\"method\":\"ping\"}",
+      NULL};
+  for (size_t i = 0; lines[i] != NULL; i++)
+    assert_error(lines[i], JSONRPC_PARSE_ERROR, "null");
+}
+END_TEST
+
+/* json-c 0.16 decodes some escaped astral characters (U+1D800, whose low
+ * 16 bits are D800) as U+FFFD; they must round-trip exactly. */
+START_TEST(test_astral_escape_round_trip) {
+  json_object_put(exchange("{\"jsonrpc\":\"2.0\",\"id\":\"\\ud836\\udc00 "
+                           "\\\\ud836 \\ud83d\\ude00\",\"method\":\"ping\"}"));
+  ck_assert_str_eq(h.cap.msgs[0],
+                   "{\"jsonrpc\":\"2.0\",\"id\":\"\xf0\x9d\xa0\x80 "
+                   "\\\\ud836 \xf0\x9f\x98\x80\",\"result\":{}}");
+}
+END_TEST
+
+/* After a parse error, nothing of the failed message (a pending high
+ * surrogate, say) leaks into the next one. */
+START_TEST(test_fresh_state_after_error) {
+  assert_error("[\"\\ud83d", JSONRPC_PARSE_ERROR, "null");
+  json_object_put(
+      exchange("{\"jsonrpc\":\"2.0\",\"id\":\"\\ude00\",\"method\":\"ping\"}"));
+  ck_assert_ptr_nonnull(strstr(h.cap.msgs[0], "-32700"));
+  json_object_put(
+      exchange("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"ping\"}"));
+  ck_assert_str_eq(h.cap.msgs[0],
+                   "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}");
+}
+END_TEST
+
+/* A method name with a NUL inside is not the name before the NUL. */
+START_TEST(test_method_with_nul) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\\u0000x\"}",
+               JSONRPC_INVALID_REQUEST, "4");
+}
+END_TEST
+
+/* A client's error response with a null id says it could not read one of
+ * our messages; answering it would start an endless exchange. */
+START_TEST(test_null_id_error_response_ignored) {
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+                   "{\"code\":-32700,\"message\":\"Parse error\"}}");
+  ck_assert_uint_eq(h.cap.n, 0);
 }
 END_TEST
 
@@ -488,7 +567,17 @@ Suite *session_suite(void) {
 
   tc = tcase_create("ids");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_add_test(tc, test_huge_id_kept_or_refused);
+  tcase_add_test(tc, test_huge_id_refused);
+  tcase_add_test(tc, test_int64_ids_echoed);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("strict_text");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_not_json_refused);
+  tcase_add_test(tc, test_astral_escape_round_trip);
+  tcase_add_test(tc, test_fresh_state_after_error);
+  tcase_add_test(tc, test_method_with_nul);
+  tcase_add_test(tc, test_null_id_error_response_ignored);
   suite_add_tcase(s, tc);
   return s;
 }
