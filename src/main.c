@@ -16,13 +16,44 @@
 #include "options.h"
 #include "server.h"
 
+/* Started with fd 0, 1 or 2 closed, the next file opened would take its
+ * number: libuv's epoll descriptor could become "stdout".  Fill the gaps
+ * with /dev/null before anything else opens a file. */
+static void fill_std_fds(void) {
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
+    }
+}
+
+/* Writing to a closed pipe must fail with EPIPE, not kill mcpd.  A handler
+ * that does nothing, unlike SIG_IGN, is reset by exec, so programs that
+ * plugins start get the default disposition they expect. */
+static void sigpipe_cb(int signum) {
+  (void)signum;
+}
+
+static void ignore_sigpipe(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = sigpipe_cb;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGPIPE, &sa, NULL);
+}
+
 int main(int argc, char **argv) {
   options opts;
   server srv;
   uv_loop_t loop;
   int status = 0, rc;
 
-  signal(SIGPIPE, SIG_IGN);
+  fill_std_fds();
+  ignore_sigpipe();
   if (options_parse(&opts, argc, argv) != 0) {
     options_free(&opts);
     return 2;

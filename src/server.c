@@ -15,11 +15,12 @@
 #include "server.h"
 
 /* How long calls in flight may run after input ended, then how long they
- * get to notice cancellation, then how long stdout gets to drain.  Together
- * they keep exit within about a second. */
+ * get to notice cancellation.  The flush of replies already owed is not
+ * bounded: a client that reads gets every one.  A second SIGTERM or SIGINT
+ * (or the parent's death) ends the wait for a client that stopped
+ * reading. */
 #define SHUTDOWN_GRACE_MS 600
 #define SHUTDOWN_CANCEL_MS 150
-#define SHUTDOWN_FLUSH_MS 150
 
 /* --- what comes up from below ------------------------------------------- */
 
@@ -181,6 +182,8 @@ int server_serve_stdio(server *srv) {
 
 /* --- signals and the parent --------------------------------------------- */
 
+static void finish_shutdown(server *srv);
+
 static void signal_cb(uv_signal_t *handle, int signum) {
   server *srv = handle->data;
   if (signum == SIGHUP) {
@@ -188,13 +191,26 @@ static void signal_cb(uv_signal_t *handle, int signum) {
     loader_scan(&srv->loader);
     return;
   }
+  if (srv->shutting_down && srv->shutdown_stage < 3) {
+    log_warn("%s during shutdown: exiting without waiting any longer",
+             signum == SIGTERM ? "SIGTERM" : "SIGINT");
+    finish_shutdown(srv);
+    return;
+  }
   server_shutdown(srv, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
 static void parent_cb(uv_timer_t *timer) {
   server *srv = timer->data;
-  if (getppid() != srv->parent_pid)
-    server_shutdown(srv, "the process that started mcpd exited");
+  if (getppid() == srv->parent_pid)
+    return;
+  if (srv->shutting_down && srv->shutdown_stage < 3) {
+    /* Nobody is left to read what waits to be flushed. */
+    uv_timer_stop(timer);
+    finish_shutdown(srv);
+    return;
+  }
+  server_shutdown(srv, "the process that started mcpd exited");
 }
 
 int server_start(server *srv, int serve) {
@@ -276,21 +292,10 @@ static void flush_output(server *srv) {
     finish_shutdown(srv);
 }
 
-static void flush_timeout_cb(uv_timer_t *timer);
-
 static void cancel_timeout_cb(uv_timer_t *timer) {
   server *srv = timer->data;
   log_warn("%u calls did not finish in time", srv->exec.in_flight);
   flush_output(srv);
-  uv_timer_start(&srv->shutdown_timer, flush_timeout_cb, SHUTDOWN_FLUSH_MS, 0);
-}
-
-static void flush_timeout_cb(uv_timer_t *timer) {
-  server *srv = timer->data;
-  if (srv->shutdown_stage == 2) {
-    log_warn("stdout did not drain in time; exiting");
-    finish_shutdown(srv);
-  }
 }
 
 static void grace_timeout_cb(uv_timer_t *timer) {
@@ -309,9 +314,6 @@ static void calls_drained_cb(void *arg) {
   if (srv->shutdown_stage != 1)
     return;
   flush_output(srv);
-  if (srv->shutdown_stage == 2)
-    uv_timer_start(&srv->shutdown_timer, flush_timeout_cb, SHUTDOWN_FLUSH_MS,
-                   0);
 }
 
 void server_shutdown(server *srv, const char *why) {
@@ -322,7 +324,6 @@ void server_shutdown(server *srv, const char *why) {
   log_debug("shutting down: %s", why);
   if (srv->stdio)
     stdio_transport_stop_reading(srv->stdio);
-  uv_timer_stop(&srv->parent_timer);
   if (srv->exec.in_flight == 0)
     calls_drained_cb(srv);
   else

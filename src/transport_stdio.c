@@ -37,8 +37,8 @@ struct stdio_transport {
   uv_handle_type in_type, out_type;
   stdio_handle in, out;
   int in_handle, out_handle; /* initialized libuv handles */
-  uv_fs_t read_req;
-  uv_fs_t write_req;
+  uv_idle_t idle;            /* drives reads of a regular file */
+  int idle_handle;
   uv_write_t stream_write;
   framer framer;
   strbuf pending; /* accumulating */
@@ -46,7 +46,6 @@ struct stdio_transport {
   size_t flight_off;
   int writing;
   int dispatching; /* handling a read: hold writes until it is done */
-  int read_busy;   /* a file read is in flight */
   int reading;
   int paused;
   int stopped;
@@ -105,7 +104,23 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
   }
   if (dup2(2, 1) < 0)
     log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
-  t->in_fd = 0;
+  /* The same for input: a plugin's child process must not read the
+   * client's next request, so fd 0 becomes /dev/null and the protocol
+   * reads a private, close-on-exec copy. */
+  t->in_fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+  if (t->in_fd < 0) {
+    log_error("stdin is not open: %s", strerror(errno));
+    close(t->out_fd);
+    free(t);
+    return NULL;
+  }
+  {
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0)
+      log_warn("cannot point fd 0 at /dev/null: %s", strerror(errno));
+    if (null > 0)
+      close(null);
+  }
 
   t->in_type = uv_guess_handle(t->in_fd);
   if (is_stream(t->in_type)) {
@@ -117,6 +132,11 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
     }
   } else {
     t->in_type = UV_FILE;
+  }
+  if (t->in_type == UV_FILE) {
+    uv_idle_init(loop, &t->idle);
+    t->idle.data = t;
+    t->idle_handle = 1;
   }
   t->out_type = uv_guess_handle(t->out_fd);
   if (is_stream(t->out_type)) {
@@ -183,22 +203,21 @@ static void stream_write_cb(uv_write_t *req, int status) {
     write_done(req->data, status);
 }
 
-static void file_write_cb(uv_fs_t *req) {
-  stdio_transport *t = req->data;
-  ssize_t n = req->result;
-  uv_fs_req_cleanup(req);
-  if (n >= 0 && t->flight_off + (size_t)n < t->flight.len) {
-    /* A short write to a file: write the rest. */
-    uv_buf_t b;
-    t->flight_off += (size_t)n;
-    b = uv_buf_init(t->flight.data + t->flight_off,
-                    (unsigned)(t->flight.len - t->flight_off));
-    if (uv_fs_write(t->loop, &t->write_req, t->out_fd, &b, 1, -1,
-                    file_write_cb) == 0)
-      return;
-    n = UV_EIO;
+/* Output to a regular file is written on the loop, synchronously: such a
+ * write does not wait for a reader, and mcpd's own I/O must never queue
+ * behind plugin work on the thread pool. */
+static int file_write_all(stdio_transport *t) {
+  size_t off = 0;
+  while (off < t->flight.len) {
+    ssize_t n = write(t->out_fd, t->flight.data + off, t->flight.len - off);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return uv_translate_sys_error(errno);
+    }
+    off += (size_t)n;
   }
-  write_done(t, n < 0 ? (int)n : 0);
+  return 0;
 }
 
 static void start_write(stdio_transport *t) {
@@ -230,9 +249,11 @@ static void start_write(stdio_transport *t) {
     t->stream_write.data = t;
     rc = uv_write(&t->stream_write, &t->out.stream, &b, 1, stream_write_cb);
   } else {
-    t->write_req.data = t;
-    rc = uv_fs_write(t->loop, &t->write_req, t->out_fd, &b, 1, -1,
-                     file_write_cb);
+    rc = file_write_all(t);
+    if (rc == 0) {
+      flight_written(t);
+      return;
+    }
   }
   if (rc != 0) {
     t->writing = 0;
@@ -327,50 +348,45 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   }
 }
 
-static void file_read(stdio_transport *t);
-
-static void file_read_cb(uv_fs_t *req) {
-  stdio_transport *t = req->data;
-  ssize_t n = req->result;
-  uv_fs_req_cleanup(req);
-  t->read_busy = 0;
-  if (t->closing) {
-    maybe_finish_close(t);
-    return;
-  }
-  if (n > 0) {
-    t->dispatching = 1;
-    framer_commit(&t->framer, (size_t)n, on_line, t);
-    t->dispatching = 0;
-    flush_soon(t);
-    file_read(t);
-  } else if (n == 0 || n == UV_ECANCELED) {
-    on_eof(t);
-  } else {
-    log_error("reading stdin failed: %s", uv_strerror((int)n));
-    on_eof(t);
-  }
-}
-
-static void file_read(stdio_transport *t) {
+/* Input from a regular file is read on the loop too, one chunk per loop
+ * turn (from an idle handle), so replies and timers still get their turn
+ * and no pool thread is needed: with every pool thread stuck in plugin
+ * code, mcpd still reads EOF. */
+static void idle_cb(uv_idle_t *idle) {
+  stdio_transport *t = idle->data;
   char *base;
   size_t avail;
-  uv_buf_t b;
-  if (t->read_busy || t->stopped || t->paused || !t->reading)
+  ssize_t n;
+
+  uv_idle_stop(idle);
+  if (t->stopped || t->paused || !t->reading)
     return;
   if (framer_reserve(&t->framer, READ_CHUNK, &base, &avail) != 0) {
     log_error("out of memory reading stdin");
     on_eof(t);
     return;
   }
-  b = uv_buf_init(base, (unsigned)(avail > (1u << 30) ? 1u << 30 : avail));
-  t->read_req.data = t;
-  if (uv_fs_read(t->loop, &t->read_req, t->in_fd, &b, 1, -1, file_read_cb) !=
-      0) {
+  do
+    n = read(t->in_fd, base, avail > (1u << 30) ? 1u << 30 : avail);
+  while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    t->dispatching = 1;
+    framer_commit(&t->framer, (size_t)n, on_line, t);
+    t->dispatching = 0;
+    flush_soon(t);
+    if (!t->stopped && !t->paused && t->reading)
+      uv_idle_start(idle, idle_cb);
+  } else if (n == 0) {
     on_eof(t);
-    return;
+  } else {
+    log_error("reading stdin failed: %s", strerror(errno));
+    on_eof(t);
   }
-  t->read_busy = 1;
+}
+
+static void file_read(stdio_transport *t) {
+  if (t->idle_handle && !t->stopped && !t->paused && t->reading)
+    uv_idle_start(&t->idle, idle_cb);
 }
 
 static void start_reading(stdio_transport *t) {
@@ -398,6 +414,8 @@ void stdio_transport_stop_reading(stdio_transport *t) {
   t->stopped = 1;
   if (t->reading && t->in_handle)
     uv_read_stop(&t->in.stream);
+  if (t->idle_handle)
+    uv_idle_stop(&t->idle);
   t->reading = 0;
 }
 
@@ -409,8 +427,11 @@ static void free_transport(stdio_transport *t) {
   framer_free(&t->framer);
   strbuf_free(&t->pending);
   strbuf_free(&t->flight);
-  if (t->out_fd >= 0)
+  /* A stream handle closed its descriptor with it. */
+  if (t->out_type == UV_FILE && t->out_fd >= 0)
     close(t->out_fd);
+  if (t->in_type == UV_FILE && t->in_fd >= 0)
+    close(t->in_fd);
   free(t);
   if (done)
     done(arg);
@@ -418,22 +439,23 @@ static void free_transport(stdio_transport *t) {
 
 static void close_cb(uv_handle_t *handle) {
   stdio_transport *t = handle->data;
-  if (--t->open_handles == 0 && !t->read_busy && !t->writing)
+  if (--t->open_handles == 0 && !t->writing)
     free_transport(t);
 }
 
 static void maybe_finish_close(stdio_transport *t) {
   if (t->open_handles > 0)
     return; /* handles are closing; close_cb finishes */
-  if (t->read_busy) {
-    uv_cancel((uv_req_t *)&t->read_req);
-    return; /* file_read_cb comes back here */
-  }
   if (!t->writing && t->pending.len > 0 && !t->failed)
     start_write(t);
   if (t->writing)
     return; /* write_done comes back here */
-  if (t->in_handle || t->out_handle) {
+  if (t->in_handle || t->out_handle || t->idle_handle) {
+    if (t->idle_handle) {
+      t->idle_handle = 0;
+      t->open_handles++;
+      uv_close((uv_handle_t *)&t->idle, close_cb);
+    }
     if (t->in_handle) {
       t->in_handle = 0;
       t->open_handles++;

@@ -18,7 +18,8 @@ E2E_FILES = \
 	tests/e2e/lifecycle.test.mjs \
 	tests/e2e/sdk.test.mjs \
 	tests/e2e/loader.test.mjs \
-	tests/e2e/reload.test.mjs
+	tests/e2e/reload.test.mjs \
+	tests/e2e/hardening.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

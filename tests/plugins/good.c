@@ -312,6 +312,24 @@ static int good_env(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, value != NULL ? value : "");
 }
 
+/* Starts a child that reads its stdin to the end and prints its ignored
+ * signals: what a program a plugin runs inherits from mcpd. */
+static int good_child(mcpd_call *call, json_object *arguments, void *state) {
+  struct good *g = state;
+  char out[4096];
+  size_t n;
+  FILE *f;
+
+  (void)arguments;
+  f = popen("cat; grep '^SigIgn' /proc/self/status", "r");
+  if (f == NULL)
+    return g->host->result_error(call, "popen failed");
+  n = fread(out, 1, sizeof(out) - 1, f);
+  out[n] = '\0';
+  pclose(f);
+  return g->host->result_text(call, out);
+}
+
 static int good_config(mcpd_call *call, json_object *arguments, void *state) {
   struct good *g = state;
 
@@ -346,6 +364,8 @@ static void good_fini(void *state) {
 
   if (g == NULL)
     return;
+  /* Tests look for this line to see that fini() ran. */
+  g->host->log(g->self, MCPD_LOG_INFO, "fini: releasing state");
   reap_jobs(g, 1);
   pthread_mutex_destroy(&g->lock);
   for (slot = 0; slot < DYN_SLOTS; slot++)
@@ -455,6 +475,12 @@ static const mcpd_tool tools[] = {
         .input_schema = OBJECT_REQUIRED(STRING_ARG("name"), "\"name\""),
         .call = good_env,
         .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "child",
+        .description = "Runs a child that reads stdin; returns its output.",
+        .call = good_child,
+        .exec = MCPD_EXEC_POOL,
     },
     {
         .name = "config",

@@ -1,0 +1,93 @@
+// Launch conditions and the end of the stream: what a plugin's child
+// inherits, closed standard descriptors, and every owed reply flushed at
+// EOF.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { MCPD, makePluginDir, resultText, runMcpd, session, track } from './lib.mjs';
+
+const INIT =
+  '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",' +
+  '"capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}\n';
+
+describe('what a plugin child inherits', () => {
+  test('its stdin is /dev/null, not the client stream', async (t) => {
+    const mcpd = await session(t, { plugins: ['good'] });
+    // The child runs `cat` on its stdin: on the client's stream it would
+    // swallow the ping below and never finish.
+    const pending = mcpd.callTool('child', {});
+    mcpd.write('{"jsonrpc":"2.0","id":"after","method":"ping"}\n');
+    const text = resultText(await pending);
+    assert.match(text, /^SigIgn:/, `child output: ${JSON.stringify(text)}`);
+    const pong = await mcpd.response('after');
+    assert.deepEqual(pong.result, {});
+  });
+
+  test('SIGPIPE has its default disposition', async (t) => {
+    const mcpd = await session(t, { plugins: ['good'] });
+    const text = resultText(await mcpd.callTool('child', {}));
+    const mask = BigInt('0x' + text.trim().split(/\s+/)[1]);
+    assert.equal(mask & (1n << 12n), 0n, `SIGPIPE ignored in child: ${text}`);
+  });
+});
+
+describe('launched with standard descriptors closed', () => {
+  for (const fd of [0, 1, 2]) {
+    test(`fd ${fd} closed: mcpd runs and exits cleanly`, async () => {
+      const dir = await makePluginDir(['echo']);
+      const stdio = ['pipe', 'pipe', 'pipe'];
+      stdio[fd] = 'ignore';
+      // 'ignore' opens /dev/null; close it in a shell to really start closed.
+      const child = track(
+        spawn('/bin/sh', ['-c', `exec "$0" --plugins "$1" --no-watch ${fd}<&-`, MCPD, dir], {
+          stdio,
+        }),
+      );
+      const out = [];
+      const err = [];
+      child.stdout?.on('data', (d) => out.push(d));
+      child.stderr?.on('data', (d) => err.push(d));
+      if (child.stdin) {
+        child.stdin.on('error', () => {});
+        child.stdin.end(INIT + '{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+      }
+      const code = await new Promise((resolve) => child.on('close', (c) => resolve(c)));
+      const stderr = Buffer.concat(err).toString();
+      assert.doesNotMatch(stderr, /Assertion|abort|uv_loop_close/i, stderr);
+      assert.equal(code, 0, stderr);
+      if (fd !== 1 && fd !== 0) {
+        const lines = Buffer.concat(out).toString().trim().split('\n');
+        assert.equal(lines.length, 2, lines.join('\n'));
+        assert.equal(JSON.parse(lines[1]).id, 1);
+      }
+    });
+  }
+});
+
+describe('end of the stream', () => {
+  test('20001 pipelined requests then EOF: every reply, whole', async () => {
+    const dir = await makePluginDir(['echo']);
+    let input = INIT;
+    for (let i = 1; i <= 20000; i++)
+      input += `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"${'x'.repeat(100)}"}}}\n`;
+    const res = await runMcpd(['--plugins', dir, '--no-watch'], { input, timeout: 30000 });
+    assert.equal(res.timedOut, false);
+    assert.equal(res.code, 0, res.stderr);
+    const lines = res.stdout.split('\n');
+    assert.equal(lines.pop(), '', 'output ends with a newline');
+    assert.equal(lines.length, 20001);
+    const last = JSON.parse(lines[lines.length - 1]);
+    assert.equal(last.id, 20000);
+    assert.equal(last.result.content[0].text.length, 100);
+  });
+
+  test('fini() runs at shutdown', async () => {
+    const dir = await makePluginDir(['good']);
+    const res = await runMcpd(['--plugins', dir, '--no-watch', '--log-level', 'debug'], {
+      input: INIT,
+    });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /plugin "good": fini: releasing state/);
+  });
+});
