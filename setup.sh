@@ -5,6 +5,7 @@
 #   ./setup.sh            deps + build + install to /usr/local (then: mcpd)
 #   ./setup.sh --test     deps + build + the whole test suite
 #   ./setup.sh --test --asan   the same, built with ASan + UBSan
+#   ./setup.sh --test --tsan   the same, built with ThreadSanitizer
 set -eu
 
 cd "$(dirname "$0")"
@@ -15,8 +16,9 @@ for arg in "$@"; do
   case "$arg" in
     --test) mode=test ;;
     --asan) asan=yes ;;
+    --tsan) asan=tsan ;;
     --build-only) mode=build ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +52,11 @@ if [ "$asan" = yes ]; then
   build="$top/build-asan"
   flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined"
   flags="$flags -fno-sanitize-recover=undefined"
+  ldflags=-fsanitize=address,undefined
+elif [ "$asan" = tsan ]; then
+  build="$top/build-tsan"
+  flags="-g -O1 -fno-omit-frame-pointer -fsanitize=thread"
+  ldflags=-fsanitize=thread
 else
   build="$top/build"
   flags="-g -O2"
@@ -57,8 +64,7 @@ fi
 mkdir -p "$build"
 cd "$build"
 if [ ! -f Makefile ]; then
-  "$top/configure" -q CFLAGS="$flags" LDFLAGS="$([ "$asan" = yes ] && \
-    echo -fsanitize=address,undefined)"
+  "$top/configure" -q CFLAGS="$flags" LDFLAGS="${ldflags:-}"
 fi
 make -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
@@ -75,6 +81,10 @@ case "$mode" in
       # Plugins are dlopen()ed; keep their symbols for readable reports.
       export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0"
       export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    elif [ "$asan" = tsan ]; then
+      # A race report makes the process exit non-zero, which fails the
+      # test that ran it.
+      export TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1"
     fi
     MCPD_REQUIRE_E2E=1 make -j2 check
     ;;

@@ -144,6 +144,12 @@ static int one_json_line(const char *text, size_t len) {
  * trusted to be), then checked when plugin-built json-c values went in. */
 static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
                         size_t errlen) {
+  if (status != MCPD_OK && status != MCPD_ERROR) {
+    snprintf(err, errlen,
+             "tool %s returned %d, which is neither MCPD_OK nor MCPD_ERROR",
+             c->tool->name, status);
+    return -1;
+  }
   if (build_text(c, status, out, err, errlen) != 0)
     return -1;
   if (!utf8_valid(out->data, out->len)) {
@@ -186,7 +192,19 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
   c->tool = reg_tool_ref(tool);
   c->plugin = tool->owner;
   plugin_ref(c->plugin);
-  c->args = json_object_get(args);
+  /* json-c reference counts are not atomic: a callback on another thread
+   * gets arguments of its own, which nothing on the loop touches. */
+  if (tool->exec == MCPD_EXEC_INLINE)
+    c->args = json_object_get(args);
+  else if (json_object_deep_copy(args, &c->args, NULL) != 0) {
+    c->args = NULL;
+    reg_tool_release(c->tool);
+    plugin_release(c->plugin);
+    r->call = NULL;
+    free(c);
+    request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
+  }
   c->progress_token = copy_token(r->params);
   c->last_progress = -1e300;
   c->work.data = c;

@@ -129,7 +129,7 @@ static void print_list(server *srv, session *s, memory_transport *mt, int out) {
 }
 
 int cli_list(server *srv) {
-  int out = protect_stdout();
+  int out = protect_stdout(), failed;
   memory_transport mt;
   session *s;
 
@@ -142,12 +142,14 @@ int cli_list(server *srv) {
   } else {
     log_error("out of memory");
   }
+  /* A plugin that failed to load is an error a script should see. */
+  failed = srv->loader.failures != NULL;
   if (out >= 0)
     close(out);
   server_shutdown(srv, "--list done");
   uv_run(srv->loop, UV_RUN_DEFAULT);
   memory_transport_free(&mt);
-  return s != NULL ? 0 : 1;
+  return s != NULL && !failed ? 0 : 1;
 }
 
 /* --- --call ------------------------------------------------------------- */

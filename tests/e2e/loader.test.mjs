@@ -228,17 +228,24 @@ describe('unsafe permissions', () => {
 });
 
 describe('--list and --call', () => {
-  test('--list prints plugins, tools and errors, exit 0', async () => {
+  test('--list prints plugins, tools and errors, exit 1 when one failed', async () => {
     const dir = await makePluginDir(['echo', 'calc', 'init_fails']);
     const res = await runMcpd(['--plugins', dir, '--no-watch', '--list']);
     assert.equal(res.timedOut, false);
-    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.code, 1, res.stderr);
     assert.match(res.stdout, /\becho\b/);
     assert.match(res.stdout, /\bcalc\b/);
     assert.match(res.stdout, /\bcalculate\b/);
     const all = res.stdout + res.stderr;
     assert.match(all, /init_fails/);
     assert.match(all, /database unreachable/);
+  });
+
+  test('--list exits 0 when every plugin loaded', async () => {
+    const dir = await makePluginDir(['echo', 'calc']);
+    const res = await runMcpd(['--plugins', dir, '--no-watch', '--list']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /\bcalculate\b/);
   });
 
   test('--call echo --args {"text":"hi"} prints the result, exit 0', async () => {

@@ -312,6 +312,14 @@ static int good_env(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, value != NULL ? value : "");
 }
 
+/* Builds a result, then returns a code that is neither OK nor ERROR. */
+static int good_bogus(mcpd_call *call, json_object *arguments, void *state) {
+  struct good *g = state;
+  (void)arguments;
+  g->host->result_text(call, "looks fine");
+  return 7;
+}
+
 /* Starts a child that reads its stdin to the end and prints its ignored
  * signals: what a program a plugin runs inherits from mcpd. */
 static int good_child(mcpd_call *call, json_object *arguments, void *state) {
@@ -474,6 +482,12 @@ static const mcpd_tool tools[] = {
         .description = "Returns environment variable `name`, or \"\".",
         .input_schema = OBJECT_REQUIRED(STRING_ARG("name"), "\"name\""),
         .call = good_env,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "bogus",
+        .description = "Returns 7 from its callback: a plugin bug.",
+        .call = good_bogus,
         .exec = MCPD_EXEC_INLINE,
     },
     {

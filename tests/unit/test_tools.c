@@ -510,7 +510,7 @@ START_TEST(test_tools_list) {
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, 0);
   tools = json_path(msg, "result.tools");
-  ck_assert_uint_eq(json_object_array_length(tools), 16);
+  ck_assert_uint_eq(json_object_array_length(tools), 17);
   ck_assert_ptr_null(json_path(msg, "result.nextCursor"));
   for (size_t i = 0; i < json_object_array_length(tools); i++) {
     json_object *t = json_object_array_get_idx(tools, i);
@@ -654,6 +654,29 @@ START_TEST(test_paging_many) {
   } while (cursor[0] != '\0');
   ck_assert_int_eq(pages, 3);
   ck_assert_uint_eq(total, 26);
+}
+END_TEST
+
+/* A callback that returns neither MCPD_OK nor MCPD_ERROR has a bug: the
+ * client gets an error, never the result it happened to build. */
+START_TEST(test_bogus_return_code) {
+  json_object *msg;
+  int id = 1;
+
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"bogus\"}}");
+  harness_run_until(&h, have_response, &id);
+  msg = harness_msg(&h, 0);
+  ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
+  ck_assert_ptr_nonnull(strstr(
+      json_object_get_string(json_path(msg, "error.message")), "returned 7"));
+  json_object_put(msg);
+  {
+    char *log = harness_log(&h);
+    ck_assert_ptr_nonnull(strstr(log, "neither MCPD_OK nor MCPD_ERROR"));
+    free(log);
+  }
 }
 END_TEST
 
@@ -843,6 +866,7 @@ Suite *tools_suite(void) {
   tc = tcase_create("lifetimes");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_session_freed_during_call);
+  tcase_add_test(tc, test_bogus_return_code);
   tcase_add_test(tc, test_non_finite_numbers);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifetimes_batches");
