@@ -217,7 +217,7 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
     call_done(c, rc);
     break;
   case MCPD_EXEC_ASYNC:
-    rc = tool->cb(c, args, c->plugin->state);
+    rc = tool->cb(c, c->args, c->plugin->state);
     /* On failure to start, finish now -- unless the plugin already called
      * complete(), whose queued event will finish it. */
     if (rc != MCPD_OK && !atomic_exchange(&c->completed, 1))

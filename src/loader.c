@@ -80,7 +80,7 @@ void plugin_release(plugin *p) {
    * so the last release, this one or the loop's after handling the last
    * such event, is the one that frees. */
   p->finalizing = 1;
-  atomic_store(&p->refs, 1);
+  atomic_fetch_add(&p->refs, 1);
   if (p->init_called && p->desc->fini)
     p->desc->fini(p->state);
   plugin_release(p);
