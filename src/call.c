@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "handles.h"
 #include "jsonrpc.h"
 #include "loader.h"
 #include "log.h"
@@ -89,9 +90,14 @@ void call_exec_want_logs(call_exec *e, int level) {
     ;
 }
 
+/* What a plugin holds for call `c`: a handle, never the pointer. */
+static mcpd_call *handle_of(mcpd_call *c) {
+  return (mcpd_call *)c->handle;
+}
+
 static void work_cb(uv_work_t *work) {
   mcpd_call *c = work->data;
-  c->status = c->tool->cb(c, c->args, c->plugin->state);
+  c->status = c->tool->cb(handle_of(c), c->args, c->plugin->state);
 }
 
 static void after_work_cb(uv_work_t *work, int status) {
@@ -196,8 +202,12 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
    * gets arguments of its own, which nothing on the loop touches. */
   if (tool->exec == MCPD_EXEC_INLINE)
     c->args = json_object_get(args);
-  else if (json_object_deep_copy(args, &c->args, NULL) != 0) {
+  else if (json_object_deep_copy(args, &c->args, NULL) != 0)
     c->args = NULL;
+  c->handle = handles_add(c, c->plugin->name);
+  if (c->args == NULL || c->handle == 0) {
+    json_object_put(c->args);
+    handles_remove(c->handle);
     reg_tool_release(c->tool);
     plugin_release(c->plugin);
     r->call = NULL;
@@ -212,12 +222,12 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
 
   switch (tool->exec) {
   case MCPD_EXEC_INLINE:
-    rc = tool->cb(c, args, c->plugin->state);
+    rc = tool->cb(handle_of(c), args, c->plugin->state);
     atomic_store(&c->completed, 1);
     call_done(c, rc);
     break;
   case MCPD_EXEC_ASYNC:
-    rc = tool->cb(c, c->args, c->plugin->state);
+    rc = tool->cb(handle_of(c), c->args, c->plugin->state);
     /* On failure to start, finish now -- unless the plugin already called
      * complete(), whose queued event will finish it. */
     if (rc != MCPD_OK && !atomic_exchange(&c->completed, 1))
@@ -336,6 +346,10 @@ static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
 static void call_finish(mcpd_call *c, int status) {
   call_exec *e = c->exec;
   request *r = c->req;
+
+  /* From here on the plugin's handle is stale: a late complete() or
+   * result_*() is refused instead of touching freed memory. */
+  handles_remove(c->handle);
 
   if (r != NULL) {
     char err[600];
@@ -485,7 +499,7 @@ static json_object *new_block(const char *type) {
   return block;
 }
 
-static int host_result_text_len(mcpd_call *call, const char *text, size_t len) {
+static int do_result_text_len(mcpd_call *call, const char *text, size_t len) {
   if (!usable(call) || text == NULL || len > INT32_MAX)
     return MCPD_ERROR;
   next_block(call);
@@ -495,10 +509,10 @@ static int host_result_text_len(mcpd_call *call, const char *text, size_t len) {
   return call->content.failed ? MCPD_ERROR : MCPD_OK;
 }
 
-static int host_result_text(mcpd_call *call, const char *text) {
+static int do_result_text(mcpd_call *call, const char *text) {
   if (text == NULL)
     return MCPD_ERROR;
-  return host_result_text_len(call, text, strlen(text));
+  return do_result_text_len(call, text, strlen(text));
 }
 
 static int media(mcpd_call *call, const char *type, const char *data,
@@ -512,19 +526,19 @@ static int media(mcpd_call *call, const char *type, const char *data,
   return add_block(call, block);
 }
 
-static int host_result_image(mcpd_call *call, const char *data,
-                             const char *mime_type) {
+static int do_result_image(mcpd_call *call, const char *data,
+                           const char *mime_type) {
   return media(call, "image", data, mime_type);
 }
 
-static int host_result_audio(mcpd_call *call, const char *data,
-                             const char *mime_type) {
+static int do_result_audio(mcpd_call *call, const char *data,
+                           const char *mime_type) {
   return media(call, "audio", data, mime_type);
 }
 
-static int host_result_resource_link(mcpd_call *call, const char *uri,
-                                     const char *name, const char *description,
-                                     const char *mime_type) {
+static int do_result_resource_link(mcpd_call *call, const char *uri,
+                                   const char *name, const char *description,
+                                   const char *mime_type) {
   json_object *block;
   if (!usable(call) || uri == NULL || name == NULL)
     return MCPD_ERROR;
@@ -556,17 +570,17 @@ static int embedded(mcpd_call *call, const char *uri, const char *mime_type,
   return add_block(call, block);
 }
 
-static int host_result_resource_text(mcpd_call *call, const char *uri,
-                                     const char *mime_type, const char *text) {
+static int do_result_resource_text(mcpd_call *call, const char *uri,
+                                   const char *mime_type, const char *text) {
   return embedded(call, uri, mime_type, "text", text);
 }
 
-static int host_result_resource_blob(mcpd_call *call, const char *uri,
-                                     const char *mime_type, const char *blob) {
+static int do_result_resource_blob(mcpd_call *call, const char *uri,
+                                   const char *mime_type, const char *blob) {
   return embedded(call, uri, mime_type, "blob", blob);
 }
 
-static int host_result_structured(mcpd_call *call, json_object *value) {
+static int do_result_structured(mcpd_call *call, json_object *value) {
   if (!usable(call)) {
     json_object_put(value);
     return MCPD_ERROR;
@@ -593,34 +607,16 @@ static int vtext(mcpd_call *call, int is_error, const char *fmt, va_list ap) {
     return MCPD_ERROR;
   if (is_error)
     call->is_error = 1;
-  rc = host_result_text(call, text);
+  rc = do_result_text(call, text);
   free(text);
   return rc;
 }
 
-static int host_result_error(mcpd_call *call, const char *fmt, ...) {
-  va_list ap;
-  int rc;
-  va_start(ap, fmt);
-  rc = vtext(call, 1, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
-static int host_result_textf(mcpd_call *call, const char *fmt, ...) {
-  va_list ap;
-  int rc;
-  va_start(ap, fmt);
-  rc = vtext(call, 0, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
-static const char *host_call_tool_name(mcpd_call *call) {
+static const char *do_call_tool_name(mcpd_call *call) {
   return call ? call->tool->name : NULL;
 }
 
-static int host_result_json(mcpd_call *call, json_object *result) {
+static int do_result_json(mcpd_call *call, json_object *result) {
   if (!usable(call)) {
     json_object_put(result);
     return MCPD_ERROR;
@@ -630,7 +626,7 @@ static int host_result_json(mcpd_call *call, json_object *result) {
   return MCPD_OK;
 }
 
-static int host_cancelled(mcpd_call *call) {
+static int do_cancelled(mcpd_call *call) {
   return call != NULL && atomic_load(&call->cancelled);
 }
 
@@ -644,8 +640,8 @@ static void progress_run(hostq_event *base) {
   free_event(ev);
 }
 
-static int host_progress(mcpd_call *call, double progress, double total,
-                         const char *message) {
+static int do_progress(mcpd_call *call, double progress, double total,
+                       const char *message) {
   json_object *params;
   call_event *ev;
 
@@ -691,7 +687,7 @@ static int host_progress(mcpd_call *call, double progress, double total,
   return MCPD_OK;
 }
 
-static int host_complete(mcpd_call *call, int status) {
+static int do_complete(mcpd_call *call, int status) {
   call_event *ev;
   if (call == NULL || call->tool->exec != MCPD_EXEC_ASYNC ||
       atomic_exchange(&call->completed, 1))
@@ -705,7 +701,7 @@ static int host_complete(mcpd_call *call, int status) {
   return MCPD_OK;
 }
 
-static mcpd_self *host_call_self(mcpd_call *call) {
+static mcpd_self *do_call_self(mcpd_call *call) {
   return call ? &call->plugin->self : NULL;
 }
 
@@ -772,6 +768,172 @@ static int host_remove_tool(mcpd_self *self, const char *name) {
   ev->plugin = p;
   hostq_post(&e->queue, &ev->base);
   return MCPD_OK;
+}
+
+/* --- what plugins call: handles in, checked, then the work above ------- */
+
+/* Resolves a plugin's call handle with its slot locked, so the call cannot
+ * finish meanwhile; a stale or bogus handle is refused with one line. */
+static mcpd_call *enter(mcpd_call *h, handle_slot **slot, const char *what) {
+  char owner[HANDLES_OWNER_MAX + 1];
+  mcpd_call *c = handles_enter((uintptr_t)h, slot, owner);
+  if (c == NULL)
+    log_error("plugin \"%s\": %s() on a call that has already finished; "
+              "ignored (a plugin bug)",
+              owner[0] != '\0' ? owner : "?", what);
+  return c;
+}
+
+#define CALL_OR(h, what, fail)                                                 \
+  handle_slot *slot;                                                           \
+  mcpd_call *c = enter(h, &slot, what);                                        \
+  int rc;                                                                      \
+  if (c == NULL) {                                                             \
+    fail;                                                                      \
+    return MCPD_ERROR;                                                         \
+  }
+
+static int host_result_text(mcpd_call *h, const char *text) {
+  CALL_OR(h, "result_text", (void)0);
+  rc = do_result_text(c, text);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_text_len(mcpd_call *h, const char *text, size_t len) {
+  CALL_OR(h, "result_text_len", (void)0);
+  rc = do_result_text_len(c, text, len);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_image(mcpd_call *h, const char *data,
+                             const char *mime_type) {
+  CALL_OR(h, "result_image", (void)0);
+  rc = do_result_image(c, data, mime_type);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_audio(mcpd_call *h, const char *data,
+                             const char *mime_type) {
+  CALL_OR(h, "result_audio", (void)0);
+  rc = do_result_audio(c, data, mime_type);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_resource_link(mcpd_call *h, const char *uri,
+                                     const char *name, const char *description,
+                                     const char *mime_type) {
+  CALL_OR(h, "result_resource_link", (void)0);
+  rc = do_result_resource_link(c, uri, name, description, mime_type);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_resource_text(mcpd_call *h, const char *uri,
+                                     const char *mime_type, const char *text) {
+  CALL_OR(h, "result_resource_text", (void)0);
+  rc = do_result_resource_text(c, uri, mime_type, text);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_resource_blob(mcpd_call *h, const char *uri,
+                                     const char *mime_type, const char *blob) {
+  CALL_OR(h, "result_resource_blob", (void)0);
+  rc = do_result_resource_blob(c, uri, mime_type, blob);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_structured(mcpd_call *h, json_object *value) {
+  CALL_OR(h, "result_structured", json_object_put(value));
+  rc = do_result_structured(c, value);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_json(mcpd_call *h, json_object *result) {
+  CALL_OR(h, "result_json", json_object_put(result));
+  rc = do_result_json(c, result);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_error(mcpd_call *h, const char *fmt, ...) {
+  va_list ap;
+  CALL_OR(h, "result_error", (void)0);
+  va_start(ap, fmt);
+  rc = vtext(c, 1, fmt, ap);
+  va_end(ap);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_result_textf(mcpd_call *h, const char *fmt, ...) {
+  va_list ap;
+  CALL_OR(h, "result_textf", (void)0);
+  va_start(ap, fmt);
+  rc = vtext(c, 0, fmt, ap);
+  va_end(ap);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_progress(mcpd_call *h, double progress, double total,
+                         const char *message) {
+  CALL_OR(h, "progress", (void)0);
+  rc = do_progress(c, progress, total, message);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_complete(mcpd_call *h, int status) {
+  CALL_OR(h, "complete", (void)0);
+  rc = do_complete(c, status);
+  if (rc != MCPD_OK)
+    log_error("plugin \"%s\": complete() refused: the call is not "
+              "asynchronous or was already completed",
+              c->plugin->name);
+  handles_leave(slot);
+  return rc;
+}
+
+/* A finished call reads as cancelled: its work is no longer wanted. */
+static int host_cancelled(mcpd_call *h) {
+  handle_slot *slot;
+  char owner[HANDLES_OWNER_MAX + 1];
+  mcpd_call *c = handles_enter((uintptr_t)h, &slot, owner);
+  int rc = 1;
+  if (c != NULL) {
+    rc = do_cancelled(c);
+    handles_leave(slot);
+  }
+  return rc;
+}
+
+static mcpd_self *host_call_self(mcpd_call *h) {
+  handle_slot *slot;
+  mcpd_call *c = enter(h, &slot, "call_self");
+  mcpd_self *self;
+  if (c == NULL)
+    return NULL;
+  self = do_call_self(c);
+  handles_leave(slot);
+  return self;
+}
+
+static const char *host_call_tool_name(mcpd_call *h) {
+  handle_slot *slot;
+  mcpd_call *c = enter(h, &slot, "call_tool_name");
+  const char *name;
+  if (c == NULL)
+    return NULL;
+  name = do_call_tool_name(c);
+  handles_leave(slot);
+  return name;
 }
 
 const mcpd_host call_host_api = {

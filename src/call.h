@@ -38,8 +38,12 @@ typedef struct call_exec {
   void *arg;
 } call_exec;
 
+/* The plugin never sees this struct: its `mcpd_call *` is a handle (see
+ * handles.h) that the host table resolves, so a call used after it
+ * finished is refused, not dereferenced. */
 struct mcpd_call {
   call_exec *exec;
+  uintptr_t handle;
   request *req; /* answered when the call ends */
   reg_tool *tool;
   struct plugin *plugin;

@@ -22,6 +22,10 @@ enum {
 #undef JSONRPC_ENUM
 };
 
+/* mcpd's own code in the range JSON-RPC leaves to servers: too many
+ * requests of one client in flight. */
+#define JSONRPC_SERVER_BUSY (-32000)
+
 /* The standard message for a code ("Parse error"), or "Server error". */
 const char *jsonrpc_strerror(int code);
 

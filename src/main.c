@@ -70,10 +70,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   log_set_level((log_level)opts.log_level);
-  /* Slow tools run on the libuv pool; a few more threads than libuv's
-   * default four keep a burst of them from queueing.  The environment
-   * still wins. */
-  setenv("UV_THREADPOOL_SIZE", "8", 0);
+  /* POOL tools run on the libuv pool, and only they do: mcpd's own I/O
+   * never waits for it.  libuv reads the size once, before its first use;
+   * --threads (or "threads") wins over UV_THREADPOOL_SIZE. */
+  {
+    char n[24];
+    snprintf(n, sizeof(n), "%zu", opts.threads);
+    setenv("UV_THREADPOOL_SIZE", n, opts.threads != MCPD_DEFAULT_THREADS);
+  }
 
   uv_loop_init(&loop);
   if (server_init(&srv, &loop, &opts) != 0) {

@@ -32,6 +32,10 @@ static const char usage[] =
     "  --max-message-size N    largest message accepted, in bytes\n"
     "                          (default 64 MiB)\n"
     "  --page-size N           items per tools/list page (default 1000)\n"
+    "  --max-in-flight N       requests one client may have in flight\n"
+    "                          (default 1024; more get an error)\n"
+    "  --threads N             worker threads for MCPD_EXEC_POOL tools\n"
+    "                          (default 8)\n"
     "  --allow-insecure-plugins  load plugins that other users can write\n"
     "  --list                  list plugins, tools and load errors, then exit\n"
     "  --call TOOL             call TOOL once, print the result, exit\n"
@@ -52,6 +56,8 @@ enum {
   OPT_NO_WATCH,
   OPT_MAX_MESSAGE,
   OPT_PAGE_SIZE,
+  OPT_MAX_IN_FLIGHT,
+  OPT_THREADS,
   OPT_INSECURE,
   OPT_LIST,
   OPT_CALL,
@@ -69,6 +75,8 @@ static const struct option long_options[] = {
     {"no-watch", no_argument, NULL, OPT_NO_WATCH},
     {"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
     {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
+    {"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"list", no_argument, NULL, OPT_LIST},
     {"call", required_argument, NULL, OPT_CALL},
@@ -109,8 +117,12 @@ static int config_error(const options *o, const char *key, const char *what) {
 
 /* Reads and validates the --config file.  Values the command line already
  * set win over the file. */
-static int load_config(options *o, int cli_log_level, int cli_watch,
-                       int cli_max, int cli_page, int cli_insecure) {
+/* Which settings the command line gave; they win over the file. */
+typedef struct cli_given {
+  int log_level, watch, max, page, insecure, in_flight, threads;
+} cli_given;
+
+static int load_config(options *o, const cli_given *cli) {
   json_object *root = json_object_from_file(o->config_path);
   if (root == NULL)
     return config_error(o, NULL,
@@ -149,36 +161,48 @@ static int load_config(options *o, int cli_log_level, int cli_watch,
                       : -1;
       if (level < 0)
         return config_error(o, key, "must be error, warn, info or debug");
-      if (!cli_log_level)
+      if (!cli->log_level)
         o->log_level = level;
     } else if (strcmp(key, "maxMessageSize") == 0) {
       int64_t v = json_object_get_int64(val);
       if (!json_object_is_type(val, json_type_int) || v < 1024)
         return config_error(o, key, "must be an integer >= 1024");
-      if (!cli_max)
+      if (!cli->max)
         o->max_message = (size_t)v;
     } else if (strcmp(key, "pageSize") == 0) {
       int64_t v = json_object_get_int64(val);
       if (!json_object_is_type(val, json_type_int) || v < 1 || v > 100000)
         return config_error(o, key, "must be an integer from 1 to 100000");
-      if (!cli_page)
+      if (!cli->page)
         o->page_size = (size_t)v;
+    } else if (strcmp(key, "maxInFlight") == 0) {
+      int64_t v = json_object_get_int64(val);
+      if (!json_object_is_type(val, json_type_int) || v < 1 || v > 1000000)
+        return config_error(o, key, "must be an integer from 1 to 1000000");
+      if (!cli->in_flight)
+        o->max_in_flight = (size_t)v;
+    } else if (strcmp(key, "threads") == 0) {
+      int64_t v = json_object_get_int64(val);
+      if (!json_object_is_type(val, json_type_int) || v < 1 || v > 1024)
+        return config_error(o, key, "must be an integer from 1 to 1024");
+      if (!cli->threads)
+        o->threads = (size_t)v;
     } else if (strcmp(key, "allowInsecurePlugins") == 0) {
       if (!json_object_is_type(val, json_type_boolean))
         return config_error(o, key, "must be true or false");
-      if (!cli_insecure)
+      if (!cli->insecure)
         o->allow_insecure = json_object_get_boolean(val);
     } else if (strcmp(key, "watch") == 0) {
       if (!json_object_is_type(val, json_type_boolean))
         return config_error(o, key, "must be true or false");
-      if (!cli_watch)
+      if (!cli->watch)
         o->watch = json_object_get_boolean(val);
     } else {
       return config_error(o, key,
                           "unknown key (known: instructions, "
                           "plugins, pluginDirs, logLevel, "
-                          "maxMessageSize, pageSize, "
-                          "allowInsecurePlugins, watch)");
+                          "maxMessageSize, pageSize, maxInFlight, "
+                          "threads, allowInsecurePlugins, watch)");
     }
   }
   if (o->plugin_configs) {
@@ -229,8 +253,7 @@ static int default_dirs(options *o) {
 
 int options_parse(options *o, int argc, char **argv) {
   int c;
-  int cli_log_level = 0, cli_watch = 0, cli_max = 0, cli_page = 0;
-  int cli_insecure = 0;
+  cli_given cli = {0};
   const char *listen_addr = NULL;
 
   memset(o, 0, sizeof(*o));
@@ -238,6 +261,8 @@ int options_parse(options *o, int argc, char **argv) {
   o->watch = 1;
   o->max_message = MCPD_DEFAULT_MAX_MESSAGE;
   o->page_size = MCPD_DEFAULT_PAGE_SIZE;
+  o->max_in_flight = MCPD_DEFAULT_MAX_IN_FLIGHT;
+  o->threads = MCPD_DEFAULT_THREADS;
   o->transport = "stdio";
 
   opterr = 0;
@@ -265,11 +290,11 @@ int options_parse(options *o, int argc, char **argv) {
                   optarg);
         return -1;
       }
-      cli_log_level = 1;
+      cli.log_level = 1;
       break;
     case OPT_NO_WATCH:
       o->watch = 0;
-      cli_watch = 1;
+      cli.watch = 1;
       break;
     case OPT_MAX_MESSAGE:
       if (parse_size(optarg, 1024, SIZE_MAX / 2, &o->max_message) != 0) {
@@ -277,7 +302,7 @@ int options_parse(options *o, int argc, char **argv) {
                   optarg);
         return -1;
       }
-      cli_max = 1;
+      cli.max = 1;
       break;
     case OPT_PAGE_SIZE:
       if (parse_size(optarg, 1, 100000, &o->page_size) != 0) {
@@ -285,11 +310,27 @@ int options_parse(options *o, int argc, char **argv) {
                   optarg);
         return -1;
       }
-      cli_page = 1;
+      cli.page = 1;
+      break;
+    case OPT_MAX_IN_FLIGHT:
+      if (parse_size(optarg, 1, 1000000, &o->max_in_flight) != 0) {
+        log_error("--max-in-flight: \"%s\" is not a number from 1 to "
+                  "1000000",
+                  optarg);
+        return -1;
+      }
+      cli.in_flight = 1;
+      break;
+    case OPT_THREADS:
+      if (parse_size(optarg, 1, 1024, &o->threads) != 0) {
+        log_error("--threads: \"%s\" is not a number from 1 to 1024", optarg);
+        return -1;
+      }
+      cli.threads = 1;
       break;
     case OPT_INSECURE:
       o->allow_insecure = 1;
-      cli_insecure = 1;
+      cli.insecure = 1;
       break;
     case OPT_LIST:
       o->mode = MODE_LIST;
@@ -333,8 +374,7 @@ int options_parse(options *o, int argc, char **argv) {
     log_error("--args goes with --call TOOL");
     return -1;
   }
-  if (o->config_path && load_config(o, cli_log_level, cli_watch, cli_max,
-                                    cli_page, cli_insecure) != 0)
+  if (o->config_path && load_config(o, &cli) != 0)
     return -1;
   if (o->n_plugin_dirs == 0 && default_dirs(o) != 0) {
     log_error("out of memory");

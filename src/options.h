@@ -8,6 +8,8 @@
 
 #define MCPD_DEFAULT_MAX_MESSAGE ((size_t)64 * 1024 * 1024)
 #define MCPD_DEFAULT_PAGE_SIZE 1000
+#define MCPD_DEFAULT_MAX_IN_FLIGHT 1024
+#define MCPD_DEFAULT_THREADS 8
 
 typedef enum options_mode {
   MODE_SERVE = 0,
@@ -31,6 +33,8 @@ typedef struct options {
   int watch;
   size_t max_message;
   size_t page_size;
+  size_t max_in_flight; /* per session */
+  size_t threads;       /* the libuv pool, which runs POOL tools */
   int allow_insecure;
   const char *call_tool;
   const char *call_args;

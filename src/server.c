@@ -128,6 +128,7 @@ session *server_open_session(server *srv, session_write_fn write, void *ctx) {
   if ((s = session_new(&io, &handler)) == NULL)
     return NULL;
   s->data = srv;
+  s->max_in_flight = srv->opts->max_in_flight;
   srv->sessions[srv->n_sessions++] = s;
   return s;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/linkhash.h>
+
 #include "jsonrpc.h"
 #include "log.h"
 #include "session.h"
@@ -55,6 +57,31 @@ static void batch_settle(batch *b) {
   free(b);
 }
 
+/* Ids are strings or integers; equal ids hash alike. */
+static unsigned long id_hash(const void *k) {
+  json_object *id = (json_object *)k;
+  uint64_t h = 1469598103934665603ull;
+  if (json_object_is_type(id, json_type_int)) {
+    h ^= (uint64_t)json_object_get_int64(id);
+    h *= 1099511628211ull;
+    return (unsigned long)(h ^ (h >> 29));
+  }
+  {
+    const char *str = json_object_get_string(id);
+    int n = json_object_get_string_len(id);
+    h ^= 's';
+    for (int i = 0; i < n; i++) {
+      h ^= (unsigned char)str[i];
+      h *= 1099511628211ull;
+    }
+  }
+  return (unsigned long)h;
+}
+
+static int id_equal(const void *a, const void *b) {
+  return json_object_equal((json_object *)a, (json_object *)b);
+}
+
 session *session_new(const session_io *io, const session_handler *handler) {
   session *s = calloc(1, sizeof(*s));
   if (s == NULL)
@@ -65,6 +92,12 @@ session *session_new(const session_io *io, const session_handler *handler) {
     return NULL;
   }
   json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
+  s->by_id = lh_table_new(64, NULL, id_hash, id_equal);
+  if (s->by_id == NULL) {
+    json_tokener_free(s->tok);
+    free(s);
+    return NULL;
+  }
   s->empty_params = json_object_new_object();
   s->io = *io;
   s->handler = *handler;
@@ -81,6 +114,7 @@ void session_free(session *s) {
     next = r->next;
     r->cancelled = 1;
     r->session = NULL;
+    r->indexed = 0;
     r->prev = r->next = NULL;
     if (r->batch)
       r->batch->session = NULL;
@@ -89,6 +123,7 @@ void session_free(session *s) {
   json_object_put(s->client_capabilities);
   json_object_put(s->empty_params);
   json_tokener_free(s->tok);
+  lh_table_free(s->by_id);
   free(s);
 }
 
@@ -103,6 +138,8 @@ static void send_direct(session *s, batch *b, json_object *msg) {
 
 static void request_unlink(request *r) {
   session *s = r->session;
+  if (r->indexed)
+    lh_table_delete(s->by_id, r->id);
   if (r->prev)
     r->prev->next = r->next;
   else if (s->in_flight == r)
@@ -115,6 +152,8 @@ static void request_unlink(request *r) {
 /* Frees an answered request and settles its batch. */
 static void request_free(request *r) {
   batch *b = r->batch;
+  if (r->session != NULL && r->session->dispatching == r)
+    r->session->dispatching = NULL;
   json_object_put(r->params);
   json_object_put(r->message);
   free(r);
@@ -213,9 +252,9 @@ void request_fail(request *r, int code, const char *message,
 }
 
 request *session_find_request(session *s, json_object *id) {
-  for (request *r = s->in_flight; r != NULL; r = r->next)
-    if (json_object_equal(r->id, id))
-      return r;
+  void *r;
+  if (jsonrpc_valid_id(id) && lh_table_lookup_ex(s->by_id, id, &r))
+    return r;
   return NULL;
 }
 
@@ -244,6 +283,15 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     break;
   }
 
+  if (s->max_in_flight > 0 && s->requests_in_flight >= s->max_in_flight) {
+    char text[160];
+    snprintf(text, sizeof(text),
+             "Server busy: %zu requests of this client are in flight (the "
+             "limit); retry when some are answered",
+             s->requests_in_flight);
+    send_direct(s, b, jsonrpc_error(m.id, JSONRPC_SERVER_BUSY, text, NULL));
+    return;
+  }
   r = calloc(1, sizeof(*r));
   if (r == NULL) {
     send_direct(
@@ -269,7 +317,16 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     return;
   }
   r->params = json_object_get(m.params ? m.params : s->empty_params);
+  s->dispatching = r;
   s->handler.request(s->handler.arg, r);
+  /* Still in flight: index it for cancellation, unless a request with the
+   * same id already is (ids must be unique; the first one keeps it). */
+  if (s->dispatching == r) {
+    s->dispatching = NULL;
+    if (!lh_table_lookup_ex(s->by_id, r->id, NULL) &&
+        lh_table_insert(s->by_id, r->id, r) == 0)
+      r->indexed = 1;
+  }
 }
 
 static void handle_batch(session *s, json_object *array) {

@@ -36,6 +36,7 @@ typedef struct request {
   struct batch *batch;
   struct mcpd_call *call; /* set by the handler while a call runs */
   int cancelled;          /* the client cancelled: no response */
+  int indexed;            /* in session.by_id */
   struct request *prev, *next;
 } request;
 
@@ -58,6 +59,11 @@ typedef struct session {
   json_object *client_capabilities;
   request *in_flight;
   size_t requests_in_flight;
+  size_t max_in_flight; /* more get an error; 0 for no limit */
+  /* Requests still in flight after their handler returned, by id: what a
+   * cancellation looks up.  Requests answered at once never enter it. */
+  struct lh_table *by_id;
+  request *dispatching; /* the request whose handler is running */
   json_tokener *tok;
   json_object *empty_params; /* shared {} for requests without params */
   void *data;                /* the owner's */
@@ -89,7 +95,7 @@ void request_reply(request *r, json_object *result);
 void request_reply_raw(request *r, const char *result, size_t len);
 void request_fail(request *r, int code, const char *message, json_object *data);
 
-/* Finds a request in flight by id. */
+/* Finds a request in flight by id, in O(1). */
 request *session_find_request(session *s, json_object *id);
 
 #endif

@@ -28,6 +28,7 @@ struct good {
   char *dyn_names[DYN_SLOTS];
   pthread_mutex_t lock;
   struct async_job *jobs;
+  char misuse[128]; /* what late host calls returned; guarded by lock */
 };
 
 static void sleep_ms(long ms) {
@@ -94,6 +95,7 @@ struct async_job {
   mcpd_call *call;
   char *text;
   pthread_t thread;
+  int mode; /* 0: echo; 1: complete twice; 2: complete after failing */
   int done; /* Guarded by g->lock. */
   struct async_job *next;
 };
@@ -103,8 +105,23 @@ static void *async_thread(void *arg) {
   struct good *g = job->g;
 
   sleep_ms(10);
-  g->host->result_text(job->call, job->text);
-  g->host->complete(job->call, MCPD_OK);
+  if (job->mode != 2) {
+    g->host->result_text(job->call, job->text);
+    g->host->complete(job->call, MCPD_OK);
+  }
+  if (job->mode != 0) {
+    /* Plugin bugs: every use of a finished call must be refused. */
+    int rc1, rc2, rc3, cancelled;
+    sleep_ms(50);
+    rc1 = g->host->complete(job->call, MCPD_OK);
+    rc2 = g->host->result_text(job->call, "late");
+    rc3 = g->host->progress(job->call, 1, 2, "late");
+    cancelled = g->host->cancelled(job->call);
+    pthread_mutex_lock(&g->lock);
+    snprintf(g->misuse, sizeof(g->misuse), "%d %d %d %d", rc1, rc2, rc3,
+             cancelled);
+    pthread_mutex_unlock(&g->lock);
+  }
   pthread_mutex_lock(&g->lock);
   job->done = 1;
   pthread_mutex_unlock(&g->lock);
@@ -134,9 +151,40 @@ static void reap_jobs(struct good *g, int all) {
   }
 }
 
+static int start_job(struct good *g, mcpd_call *call, const char *text,
+                     int mode);
+
 static int good_async_echo(mcpd_call *call, json_object *arguments,
                            void *state) {
+  return start_job(state, call, arg_string(arguments, "text"), 0);
+}
+
+static int good_complete_twice(mcpd_call *call, json_object *arguments,
+                               void *state) {
+  (void)arguments;
+  return start_job(state, call, "once", 1);
+}
+
+/* Returns MCPD_ERROR, and its thread still calls complete() later. */
+static int good_fail_then_complete(mcpd_call *call, json_object *arguments,
+                                   void *state) {
+  (void)arguments;
+  return start_job(state, call, "", 2) == MCPD_OK ? MCPD_ERROR : MCPD_ERROR;
+}
+
+static int good_misuse_report(mcpd_call *call, json_object *arguments,
+                              void *state) {
   struct good *g = state;
+  char text[128];
+  (void)arguments;
+  pthread_mutex_lock(&g->lock);
+  snprintf(text, sizeof(text), "%s", g->misuse);
+  pthread_mutex_unlock(&g->lock);
+  return g->host->result_text(call, text);
+}
+
+static int start_job(struct good *g, mcpd_call *call, const char *text,
+                     int mode) {
   struct async_job *job;
 
   reap_jobs(g, 0);
@@ -145,9 +193,10 @@ static int good_async_echo(mcpd_call *call, json_object *arguments,
     return MCPD_ERROR;
   job->g = g;
   job->call = call;
+  job->mode = mode;
   /* The arguments stay valid until complete(), but a copy keeps the thread
    * independent of that rule. */
-  job->text = strdup(arg_string(arguments, "text"));
+  job->text = strdup(text);
   if (job->text == NULL ||
       pthread_create(&job->thread, NULL, async_thread, job) != 0) {
     free(job->text);
@@ -482,6 +531,24 @@ static const mcpd_tool tools[] = {
         .description = "Returns environment variable `name`, or \"\".",
         .input_schema = OBJECT_REQUIRED(STRING_ARG("name"), "\"name\""),
         .call = good_env,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "complete_twice",
+        .description = "Async; completes, then misuses the finished call.",
+        .call = good_complete_twice,
+        .exec = MCPD_EXEC_ASYNC,
+    },
+    {
+        .name = "fail_then_complete",
+        .description = "Async; fails at once, completes from a thread later.",
+        .call = good_fail_then_complete,
+        .exec = MCPD_EXEC_ASYNC,
+    },
+    {
+        .name = "misuse_report",
+        .description = "What the late host calls of the last misuse returned.",
+        .call = good_misuse_report,
         .exec = MCPD_EXEC_INLINE,
     },
     {

@@ -510,7 +510,7 @@ START_TEST(test_tools_list) {
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, 0);
   tools = json_path(msg, "result.tools");
-  ck_assert_uint_eq(json_object_array_length(tools), 17);
+  ck_assert_uint_eq(json_object_array_length(tools), 20);
   ck_assert_ptr_null(json_path(msg, "result.nextCursor"));
   for (size_t i = 0; i < json_object_array_length(tools); i++) {
     json_object *t = json_object_array_get_idx(tools, i);
@@ -677,6 +677,170 @@ START_TEST(test_bogus_return_code) {
     ck_assert_ptr_nonnull(strstr(log, "neither MCPD_OK nor MCPD_ERROR"));
     free(log);
   }
+}
+END_TEST
+
+/* The misuse thread's late calls are refused without waking the loop; a
+ * ticking timer does, so the report is polled. */
+static uv_timer_t tick;
+
+static void tick_cb(uv_timer_t *timer) {
+  (void)timer;
+}
+
+static void start_ticking(void) {
+  uv_timer_init(&h.loop, &tick);
+  uv_timer_start(&tick, tick_cb, 10, 10);
+}
+
+static void setup_capped(void) {
+  static const char *const extra[] = {"--max-in-flight", "3", NULL};
+  start("2025-11-25", extra);
+}
+
+/* Above --max-in-flight, a request is refused at once with -32000 and its
+ * own id; requests answered at once never count; once calls finish, new
+ * ones are taken again. */
+START_TEST(test_in_flight_cap) {
+  json_object *msg;
+  int id = 4;
+
+  for (int i = 1; i <= 4; i++) {
+    char line[256];
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":50}}}",
+             i);
+    harness_line(&h, line);
+  }
+  ck_assert_uint_eq(h.srv.exec.in_flight, 3);
+  ck_assert_uint_eq(h.cap.n, 1);
+  msg = harness_msg(&h, 0);
+  ck_assert_int_eq(response_error_code(msg), JSONRPC_SERVER_BUSY);
+  ck_assert_int_eq(json_object_get_int(json_path(msg, "id")), 4);
+  json_object_put(msg);
+  /* A ping is answered at once, even now. */
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}");
+  ck_assert_uint_eq(h.cap.n, 2);
+  harness_run_until(&h, calls_done, NULL);
+  ck_assert_uint_eq(h.cap.n, 5);
+  harness_clear(&h);
+  id = 6;
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":1}}}");
+  harness_run_until(&h, have_response, &id);
+  msg = harness_msg(&h, 0);
+  ck_assert_int_eq(response_error_code(msg), 0);
+  json_object_put(msg);
+}
+END_TEST
+
+/* Cancellation finds the right request among many in flight, by id of
+ * either kind, and leaves the others alone. */
+START_TEST(test_cancel_among_many) {
+  for (int i = 1; i <= 200; i++) {
+    char line[256];
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%s%d%s,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":30}}}",
+             i % 2 ? "" : "\"s", i, i % 2 ? "" : "\"");
+    harness_line(&h, line);
+  }
+  ck_assert_uint_eq(h.srv.exec.in_flight, 200);
+  harness_line(&h,
+               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":77}}");
+  harness_line(&h,
+               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":\"s100\"}}");
+  /* Ids that are not in flight, or of the wrong type, change nothing. */
+  harness_line(&h,
+               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":\"77\"}}");
+  harness_line(&h,
+               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":100000}}");
+  harness_run_until(&h, calls_done, NULL);
+  ck_assert_uint_eq(h.cap.n, 198);
+  for (size_t i = 0; i < h.cap.n; i++) {
+    ck_assert_ptr_null(strstr(h.cap.msgs[i], "\"id\":77,"));
+    ck_assert_ptr_null(strstr(h.cap.msgs[i], "\"id\":\"s100\""));
+  }
+}
+END_TEST
+
+/* Waits until the good plugin's misuse thread has reported. */
+static int misuse_reported(harness *hh, void *arg) {
+  json_object *msg;
+  int id = *(int *)arg, done;
+  char line[200];
+  (void)hh;
+  harness_clear(&h);
+  snprintf(line, sizeof(line),
+           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"misuse_report\"}}",
+           id);
+  harness_line(&h, line);
+  if (h.cap.n != 1)
+    return 0;
+  msg = harness_msg(&h, 0);
+  done =
+      json_object_get_string_len(json_path(msg, "result.content.0.text")) > 0;
+  json_object_put(msg);
+  return done;
+}
+
+/* After complete(), the call's handle is stale: complete() again,
+ * result_text() and progress() return MCPD_ERROR and cancelled() says
+ * yes, each with a log line naming the plugin -- and nothing touches the
+ * freed call (ASan sees the difference). */
+START_TEST(test_use_after_complete_refused) {
+  json_object *msg;
+  int id = 1, report = 100;
+  char *log;
+
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"complete_twice\"}}");
+  harness_run_until(&h, have_response, &id);
+  msg = harness_msg(&h, 0);
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.content.0.text")), "once");
+  json_object_put(msg);
+  start_ticking();
+  harness_run_until(&h, misuse_reported, &report);
+  msg = harness_msg(&h, 0);
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.content.0.text")),
+      "-1 -1 -1 1");
+  json_object_put(msg);
+  log = harness_log(&h);
+  ck_assert_ptr_nonnull(strstr(
+      log, "plugin \"good\": complete() on a call that has already finished"));
+  free(log);
+}
+END_TEST
+
+/* An ASYNC callback that fails and completes anyway: one error response,
+ * and the late complete() is refused safely. */
+START_TEST(test_complete_after_failure_refused) {
+  json_object *msg;
+  int id = 1, report = 100;
+
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"fail_then_complete\"}}");
+  harness_run_until(&h, have_response, &id);
+  msg = harness_msg(&h, 0);
+  ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
+  json_object_put(msg);
+  start_ticking();
+  harness_run_until(&h, misuse_reported, &report);
+  msg = harness_msg(&h, 0);
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.content.0.text")),
+      "-1 -1 -1 1");
+  json_object_put(msg);
 }
 END_TEST
 
@@ -867,7 +1031,17 @@ Suite *tools_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_session_freed_during_call);
   tcase_add_test(tc, test_bogus_return_code);
+  tcase_add_test(tc, test_use_after_complete_refused);
+  tcase_add_test(tc, test_complete_after_failure_refused);
   tcase_add_test(tc, test_non_finite_numbers);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("limits");
+  tcase_add_checked_fixture(tc, setup_capped, teardown);
+  tcase_add_test(tc, test_in_flight_cap);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("cancellation");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_cancel_among_many);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifetimes_batches");
   tcase_add_checked_fixture(tc, setup_batches, teardown);

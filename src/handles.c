@@ -1,0 +1,153 @@
+/* handles.c -- handles that stay safe to use after what they name is gone. */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "handles.h"
+
+#define CHUNK_SLOTS 256
+/* Chunks are never moved or freed, so a handle resolves without the table
+ * lock: 4096 chunks, about a million calls in flight at once. */
+#define MAX_CHUNKS 4096
+/* Slot numbers take the low half of a handle, generations the high half. */
+#define HALF_BITS (sizeof(uintptr_t) * 4)
+#define LOW_MASK (((uintptr_t)1 << HALF_BITS) - 1)
+
+struct handle_slot {
+  uv_mutex_t lock;
+  uintptr_t generation; /* bumped on every remove */
+  void *object;         /* NULL while free */
+  char owner[HANDLES_OWNER_MAX + 1];
+  size_t index;
+  handle_slot *next_free;
+};
+
+static struct {
+  uv_once_t once;
+  uv_mutex_t lock; /* guards growth and the free list */
+  _Atomic(handle_slot *) chunks[MAX_CHUNKS];
+  size_t n_chunks;
+  handle_slot *free_head, *free_tail; /* oldest first */
+} table = {.once = UV_ONCE_INIT};
+
+static void init_once(void) {
+  if (uv_mutex_init(&table.lock) != 0)
+    abort();
+}
+
+/* Adds a chunk of free slots; table.lock held. */
+static int grow(void) {
+  size_t base = table.n_chunks * CHUNK_SLOTS;
+  handle_slot *chunk;
+
+  if (table.n_chunks == MAX_CHUNKS || base + CHUNK_SLOTS > LOW_MASK)
+    return -1;
+  if ((chunk = calloc(CHUNK_SLOTS, sizeof(*chunk))) == NULL)
+    return -1;
+  for (size_t i = 0; i < CHUNK_SLOTS; i++) {
+    if (uv_mutex_init(&chunk[i].lock) != 0)
+      abort();
+    chunk[i].index = base + i;
+    chunk[i].generation = 1;
+    if (table.free_tail != NULL)
+      table.free_tail->next_free = &chunk[i];
+    else
+      table.free_head = &chunk[i];
+    table.free_tail = &chunk[i];
+  }
+  atomic_store(&table.chunks[table.n_chunks++], chunk);
+  return 0;
+}
+
+static uintptr_t handle_of(const handle_slot *s) {
+  return ((s->generation & LOW_MASK) << HALF_BITS) | (s->index + 1);
+}
+
+uintptr_t handles_add(void *object, const char *owner) {
+  handle_slot *s;
+
+  uv_once(&table.once, init_once);
+  uv_mutex_lock(&table.lock);
+  if (table.free_head == NULL && grow() != 0) {
+    uv_mutex_unlock(&table.lock);
+    return 0;
+  }
+  s = table.free_head;
+  table.free_head = s->next_free;
+  if (table.free_head == NULL)
+    table.free_tail = NULL;
+  uv_mutex_unlock(&table.lock);
+
+  uv_mutex_lock(&s->lock);
+  s->object = object;
+  s->next_free = NULL;
+  snprintf(s->owner, sizeof(s->owner), "%s", owner ? owner : "");
+  uv_mutex_unlock(&s->lock);
+  return handle_of(s);
+}
+
+/* The slot a handle names, or NULL; nothing locked. */
+static handle_slot *slot_of(uintptr_t h) {
+  size_t index = (size_t)(h & LOW_MASK);
+  handle_slot *chunk;
+
+  if (index == 0 || (index - 1) / CHUNK_SLOTS >= MAX_CHUNKS)
+    return NULL;
+  index--;
+  chunk = atomic_load(&table.chunks[index / CHUNK_SLOTS]);
+  return chunk != NULL ? &chunk[index % CHUNK_SLOTS] : NULL;
+}
+
+void *handles_enter(uintptr_t h, handle_slot **slot,
+                    char owner[HANDLES_OWNER_MAX + 1]) {
+  handle_slot *s = slot_of(h);
+  uintptr_t generation = h >> HALF_BITS;
+
+  owner[0] = '\0';
+  *slot = NULL;
+  if (s == NULL)
+    return NULL;
+  uv_mutex_lock(&s->lock);
+  if (s->object != NULL && (s->generation & LOW_MASK) == generation) {
+    *slot = s;
+    return s->object;
+  }
+  /* Stale: the owner's name is still there unless the slot was reused. */
+  if (s->object == NULL && ((s->generation - 1) & LOW_MASK) == generation)
+    memcpy(owner, s->owner, sizeof(s->owner));
+  uv_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+void handles_leave(handle_slot *slot) {
+  if (slot != NULL)
+    uv_mutex_unlock(&slot->lock);
+}
+
+void handles_remove(uintptr_t h) {
+  handle_slot *s = slot_of(h);
+
+  if (s == NULL)
+    return;
+  uv_mutex_lock(&s->lock);
+  if (s->object == NULL || (s->generation & LOW_MASK) != h >> HALF_BITS) {
+    uv_mutex_unlock(&s->lock);
+    return;
+  }
+  s->object = NULL;
+  s->generation++;
+  uv_mutex_unlock(&s->lock);
+
+  uv_mutex_lock(&table.lock);
+  if (table.free_tail != NULL)
+    table.free_tail->next_free = s;
+  else
+    table.free_head = s;
+  table.free_tail = s;
+  uv_mutex_unlock(&table.lock);
+}
