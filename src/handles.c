@@ -27,20 +27,15 @@ struct handle_slot {
   handle_slot *next_free;
 };
 
+/* Growth and the free list belong to the one thread that adds and removes
+ * handles (the loop); other threads only resolve them. */
 static struct {
-  uv_once_t once;
-  uv_mutex_t lock; /* guards growth and the free list */
   _Atomic(handle_slot *) chunks[MAX_CHUNKS];
   size_t n_chunks;
   handle_slot *free_head, *free_tail; /* oldest first */
-} table = {.once = UV_ONCE_INIT};
+} table;
 
-static void init_once(void) {
-  if (uv_mutex_init(&table.lock) != 0)
-    abort();
-}
-
-/* Adds a chunk of free slots; table.lock held. */
+/* Adds a chunk of free slots. */
 static int grow(void) {
   size_t base = table.n_chunks * CHUNK_SLOTS;
   handle_slot *chunk;
@@ -71,17 +66,12 @@ static uintptr_t handle_of(const handle_slot *s) {
 uintptr_t handles_add(void *object, const char *owner) {
   handle_slot *s;
 
-  uv_once(&table.once, init_once);
-  uv_mutex_lock(&table.lock);
-  if (table.free_head == NULL && grow() != 0) {
-    uv_mutex_unlock(&table.lock);
+  if (table.free_head == NULL && grow() != 0)
     return 0;
-  }
   s = table.free_head;
   table.free_head = s->next_free;
   if (table.free_head == NULL)
     table.free_tail = NULL;
-  uv_mutex_unlock(&table.lock);
 
   uv_mutex_lock(&s->lock);
   s->object = object;
@@ -143,11 +133,9 @@ void handles_remove(uintptr_t h) {
   s->generation++;
   uv_mutex_unlock(&s->lock);
 
-  uv_mutex_lock(&table.lock);
   if (table.free_tail != NULL)
     table.free_tail->next_free = s;
   else
     table.free_head = s;
   table.free_tail = s;
-  uv_mutex_unlock(&table.lock);
 }

@@ -10,7 +10,8 @@
  *
  * Slots live in chunks that never move; the table grows a chunk at a time
  * and reuses freed slots oldest first, so a stale handle usually still
- * finds the name of the plugin that misused it. */
+ * finds the name of the plugin that misused it.  One thread (the loop)
+ * adds and removes handles; any thread may enter and leave them. */
 #ifndef MCPD_HANDLES_H
 #define MCPD_HANDLES_H
 
@@ -22,7 +23,7 @@
 typedef struct handle_slot handle_slot;
 
 /* Registers `object` for `owner` (a name, copied, for messages); returns
- * its handle, never 0, or 0 when out of memory.  Any thread. */
+ * its handle, never 0, or 0 when out of memory.  Loop thread only. */
 uintptr_t handles_add(void *object, const char *owner);
 /* Resolves `h` and locks its slot: returns the object, with *slot set for
  * handles_leave().  For a stale or bogus handle returns NULL with nothing
@@ -31,7 +32,8 @@ uintptr_t handles_add(void *object, const char *owner);
 void *handles_enter(uintptr_t h, handle_slot **slot,
                     char owner[HANDLES_OWNER_MAX + 1]);
 void handles_leave(handle_slot *slot);
-/* Makes `h` stale; waits for a thread inside enter/leave on it to leave. */
+/* Makes `h` stale; waits for a thread inside enter/leave on it to leave.
+ * Loop thread only. */
 void handles_remove(uintptr_t h);
 
 #endif
