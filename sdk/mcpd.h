@@ -36,6 +36,49 @@
  *   host is always consumed by the host, also on error.  Error text written to
  *   `*errmsg` MUST come from mcpd_host.mprintf(); the host frees it.  Memory
  *   the plugin allocates with malloc() is never freed by the host.
+ *
+ * THREADS, callback by callback
+ *
+ *   init() and fini()            the loop thread.
+ *   MCPD_EXEC_INLINE tools       the loop thread; MUST NOT block.
+ *   MCPD_EXEC_POOL tools         a worker of mcpd's pool (--threads, default
+ *                                8), which runs plugin code only.
+ *   MCPD_EXEC_ASYNC tools        start on the loop thread; complete() and the
+ *                                result builders may then run on any thread.
+ *   Host functions may be called from any thread.  Everything they hand to
+ *   clients (responses, progress, logs, list changes) is written by the loop
+ *   in the order it was handed over, so progress always precedes the
+ *   response.  POOL and ASYNC callbacks receive arguments of their own: no
+ *   other thread touches those json-c objects.
+ *
+ * A FINISHED CALL
+ *
+ *   An `mcpd_call *` is a handle, not a pointer into the host.  Once the
+ *   call has been answered (the callback returned, or complete() ran), every
+ *   result_*, progress() and complete() on it returns MCPD_ERROR and logs
+ *   one line naming the plugin; cancelled() returns nonzero.  Nothing
+ *   crashes, but it is a bug in the plugin.  A callback MUST return MCPD_OK
+ *   or MCPD_ERROR; any other value is answered with an internal error and
+ *   logged.
+ *
+ * RELOAD, in order
+ *
+ *   When a plugin file is replaced, the new image is loaded beside the old
+ *   one and its init() runs while calls into the old instance may still be
+ *   in flight; the two instances share no state.  If init() succeeds, the
+ *   old instance's tools leave the registry and the new one's arrive in the
+ *   same loop turn (a client never sees neither), and the log names the
+ *   instance that was unloaded.  Calls already running finish on the old
+ *   code; the old instance's fini() runs after the last of them, and only
+ *   then is its image unmapped.  If init() fails, the old instance stays.
+ *
+ * RESULTS THAT BREAK THE TOOL'S OUTPUT SCHEMA
+ *
+ *   A tool that declares an output schema MUST return structuredContent
+ *   that matches it.  When it does not, the client gets JSON-RPC -32603
+ *   (internal error) naming the tool and the mismatch, and the log gets the
+ *   same line: the fault is the plugin's, not the model's, so it is not
+ *   dressed up as a tool result the model would try to act on.
  */
 #ifndef MCPD_H
 #define MCPD_H
@@ -289,7 +332,14 @@ struct mcpd_host {
   /* Adds a tool at run time; the host copies every field (so the struct
    * may be on the stack) and validates it like a table entry.  The tool
    * lives until remove_tool() or until the plugin is unloaded.  Clients are
-   * told with notifications/tools/list_changed. */
+   * told with notifications/tools/list_changed.
+   *
+   * On the loop thread (init(), INLINE tools) the tool is registered before
+   * add_tool returns, and MCPD_ERROR means it was not: last_error() says
+   * why.  On any other thread the entry is validated at once (MCPD_ERROR
+   * and last_error() for a bad entry), then registered by the loop on its
+   * next turn; a name another plugin already offers is refused there, with
+   * a log line, after add_tool returned MCPD_OK. */
   int (*add_tool)(mcpd_self *self, const mcpd_tool *tool);
   /* Removes a tool this plugin added or declared. */
   int (*remove_tool)(mcpd_self *self, const char *name);
@@ -300,6 +350,9 @@ struct mcpd_host {
   /* The name the call was made under, so tools added at run time can share
    * one callback.  Valid while the call is in flight. */
   const char *(*call_tool_name)(mcpd_call *call);
+  /* Why the last host function that failed on this thread failed, or "".
+   * Valid until the next host call on the same thread. */
+  const char *(*last_error)(void);
   /* Appends go here; never reorder what is above. */
 };
 typedef struct mcpd_host mcpd_host;

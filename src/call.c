@@ -20,6 +20,20 @@
 #include "schema.h"
 #include "utf8.h"
 
+/* The reason behind the last host function that failed on each thread,
+ * for mcpd_host.last_error(). */
+static _Thread_local char last_error[512];
+
+static void set_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void set_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof(last_error), fmt, ap);
+  va_end(ap);
+}
+
 /* One event type for everything the host table hands to the loop. */
 typedef struct call_event {
   hostq_event base;
@@ -707,7 +721,8 @@ static mcpd_self *do_call_self(mcpd_call *call) {
 
 static void add_tool_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
-  loader_add_tool(ev->plugin, ev->tool);
+  char err[400];
+  loader_add_tool(ev->plugin, ev->tool, err, sizeof(err));
   plugin_release(ev->plugin);
   free_event(ev);
 }
@@ -726,19 +741,27 @@ static int host_add_tool(mcpd_self *self, const mcpd_tool *def) {
   reg_tool *t;
   call_event *ev;
 
-  if (p == NULL || def == NULL)
+  if (p == NULL || def == NULL) {
+    set_error("add_tool: self and tool must not be NULL");
     return MCPD_ERROR;
+  }
   t = reg_tool_new(def, p, err, sizeof(err));
   if (t == NULL) {
     log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
+    set_error("%s", err);
     return MCPD_ERROR;
   }
   e = p->host_data;
-  if (hostq_on_loop(&e->queue))
-    return loader_add_tool(p, t) == 0 ? MCPD_OK : MCPD_ERROR;
+  if (hostq_on_loop(&e->queue)) {
+    if (loader_add_tool(p, t, err, sizeof(err)) == 0)
+      return MCPD_OK;
+    set_error("%s", err);
+    return MCPD_ERROR;
+  }
   ev = new_event(e, add_tool_run);
   if (ev == NULL) {
     reg_tool_release(t);
+    set_error("out of memory");
     return MCPD_ERROR;
   }
   plugin_ref(p);
@@ -777,10 +800,12 @@ static int host_remove_tool(mcpd_self *self, const char *name) {
 static mcpd_call *enter(mcpd_call *h, handle_slot **slot, const char *what) {
   char owner[HANDLES_OWNER_MAX + 1];
   mcpd_call *c = handles_enter((uintptr_t)h, slot, owner);
-  if (c == NULL)
+  if (c == NULL) {
     log_error("plugin \"%s\": %s() on a call that has already finished; "
               "ignored (a plugin bug)",
               owner[0] != '\0' ? owner : "?", what);
+    set_error("%s: the call has already finished", what);
+  }
   return c;
 }
 
@@ -893,10 +918,13 @@ static int host_progress(mcpd_call *h, double progress, double total,
 static int host_complete(mcpd_call *h, int status) {
   CALL_OR(h, "complete", (void)0);
   rc = do_complete(c, status);
-  if (rc != MCPD_OK)
+  if (rc != MCPD_OK) {
     log_error("plugin \"%s\": complete() refused: the call is not "
               "asynchronous or was already completed",
               c->plugin->name);
+    set_error("complete: the call is not asynchronous or was already "
+              "completed");
+  }
   handles_leave(slot);
   return rc;
 }
@@ -936,6 +964,10 @@ static const char *host_call_tool_name(mcpd_call *h) {
   return name;
 }
 
+static const char *host_last_error(void) {
+  return last_error;
+}
+
 const mcpd_host call_host_api = {
     .size = sizeof(mcpd_host),
     .abi_major = MCPD_ABI_MAJOR,
@@ -961,4 +993,5 @@ const mcpd_host call_host_api = {
     .remove_tool = host_remove_tool,
     .result_textf = host_result_textf,
     .call_tool_name = host_call_tool_name,
+    .last_error = host_last_error,
 };

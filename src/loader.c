@@ -341,33 +341,34 @@ void loader_unload(loader *l, plugin *p) {
   plugin_release(p);
 }
 
-int loader_add_tool(plugin *p, reg_tool *t) {
+int loader_add_tool(plugin *p, reg_tool *t, char *err, size_t errlen) {
   registry *reg = p->loader->env.registry;
-  char err[600];
 
   if (p->initing) {
     failure_kind kind;
-    if (stage_tool(p, t, &kind, err, sizeof(err)) != 0) {
+    if (stage_tool(p, t, &kind, err, errlen) != 0) {
       log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
       return -1;
     }
     return 0;
   }
   if (!p->live) {
+    snprintf(err, errlen, "plugin \"%s\" is being unloaded", p->name);
     reg_tool_release(t);
     return -1;
   }
   {
     plugin *other = tool_conflict(p, t->name);
     if (other != NULL || registry_find(reg, t->name)) {
-      log_error("plugin \"%s\": add_tool refused: tool \"%s\" is already "
-                "offered by plugin \"%s\"",
-                p->name, t->name, other ? other->name : p->name);
+      snprintf(err, errlen, "tool \"%s\" is already offered by plugin \"%s\"",
+               t->name, other ? other->name : p->name);
+      log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
       reg_tool_release(t);
       return -1;
     }
   }
   if (registry_add(reg, t) != 0) {
+    snprintf(err, errlen, "out of memory");
     reg_tool_release(t);
     return -1;
   }

@@ -128,8 +128,9 @@ void loader_unload(loader *l, plugin *p);
 void plugin_ref(plugin *p);
 void plugin_release(plugin *p);
 
-/* Host API helpers for run-time tools (loop thread). */
-int loader_add_tool(plugin *p, reg_tool *t);
+/* Host API helpers for run-time tools (loop thread).  loader_add_tool
+ * consumes `t`; on failure it says why in `err`. */
+int loader_add_tool(plugin *p, reg_tool *t, char *err, size_t errlen);
 int loader_remove_tool(plugin *p, const char *name);
 
 #endif

@@ -321,7 +321,8 @@ static int good_dyn_add(mcpd_call *call, json_object *arguments, void *state) {
   if (g->host->add_tool(g->self, &tool) != MCPD_OK) {
     free(g->dyn_names[slot]);
     g->dyn_names[slot] = NULL;
-    return g->host->result_error(call, "add_tool(\"%s\") failed", name);
+    return g->host->result_error(call, "add_tool(\"%s\") failed: %s", name,
+                                 g->host->last_error());
   }
   return g->host->result_text(call, "ok");
 }

@@ -372,9 +372,17 @@ START_TEST(test_dynamic_tools) {
   ck_assert_str_eq(text_of(msg, 0), "dynamic extra");
   json_object_put(msg);
 
-  /* A name already taken is refused as a tool error. */
+  /* A name already taken is refused, and the plugin learns why from
+   * last_error(), not only the log. */
   msg = call(3, "dyn_add", "{\"name\":\"add\"}");
   ck_assert(is_error_result(msg));
+  ck_assert_str_eq(text_of(msg, 0),
+                   "add_tool(\"add\") failed: tool \"add\" is already offered "
+                   "by plugin \"good\"");
+  json_object_put(msg);
+  msg = call(5, "dyn_add", "{\"name\":\"has space\"}");
+  ck_assert(is_error_result(msg));
+  ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "is invalid"));
   json_object_put(msg);
 
   harness_clear(&h);
