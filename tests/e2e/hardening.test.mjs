@@ -91,3 +91,24 @@ describe('end of the stream', () => {
     assert.match(res.stderr, /plugin "good": fini: releasing state/);
   });
 });
+
+describe('cancellation reaches the plugin', () => {
+  test('cancelled 60 s calls free their pool threads at once', { timeout: 30000 }, async (t) => {
+    // Two pool threads, both taken by calls that would run a minute unless
+    // the tool sees cancelled(): a third pool call can only be answered
+    // quickly if the cancellation really reached the plugin.
+    const mcpd = await session(t, { plugins: ['good'], args: ['--threads', '2'] });
+    for (const id of ['long-1', 'long-2'])
+      mcpd.write({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { ms: 60000 } } });
+    await new Promise((r) => setTimeout(r, 200));
+    for (const id of ['long-1', 'long-2'])
+      await mcpd.notify('notifications/cancelled', { requestId: id, reason: 'test' });
+    const started = Date.now();
+    mcpd.write({ jsonrpc: '2.0', id: 'next', method: 'tools/call', params: { name: 'slow', arguments: { ms: 10 } } });
+    const next = await mcpd.response('next', { timeout: 10000 });
+    assert.equal(next.result.content[0].text, 'slept 10');
+    assert.ok(Date.now() - started < 5000, `the pool stayed blocked for ${Date.now() - started} ms`);
+    assert.ok(!mcpd.messages.some((m) => m.id === 'long-1' || m.id === 'long-2'),
+      'a cancelled request was answered');
+  });
+});

@@ -362,6 +362,47 @@ static int good_env(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, value != NULL ? value : "");
 }
 
+/* One block from every builder, in a known order. */
+static int good_builders(mcpd_call *call, json_object *arguments, void *state) {
+  struct good *g = state;
+  const mcpd_host *h = g->host;
+  (void)arguments;
+  if (h->result_text(call, "text") != MCPD_OK ||
+      h->result_text_len(call, "len\0gth", 6) != MCPD_OK ||
+      h->result_textf(call, "%s-%d", "textf", 7) != MCPD_OK ||
+      h->result_image(call, "aW1n", "image/png") != MCPD_OK ||
+      h->result_audio(call, "YXVk", "audio/wav") != MCPD_OK ||
+      h->result_resource_link(call, "file:///a", "a", "the a", "text/plain") !=
+          MCPD_OK ||
+      h->result_resource_link(call, "file:///b", "b", NULL, NULL) != MCPD_OK ||
+      h->result_resource_text(call, "mem://t", "text/plain", "hi") != MCPD_OK ||
+      h->result_resource_blob(call, "mem://b", NULL, "Ymxi") != MCPD_OK)
+    return MCPD_ERROR;
+  /* Misuse is refused without spoiling what was built. */
+  if (h->result_text(call, NULL) != MCPD_ERROR ||
+      h->result_image(call, NULL, "image/png") != MCPD_ERROR ||
+      h->result_resource_link(call, "file:///c", NULL, NULL, NULL) !=
+          MCPD_ERROR)
+    return h->result_error(call, "a misuse was accepted");
+  return MCPD_OK;
+}
+
+/* A whole result handed over as json-c. */
+static int good_json_result(mcpd_call *call, json_object *arguments,
+                            void *state) {
+  struct good *g = state;
+  json_object *result = json_object_new_object();
+  json_object *content = json_object_new_array();
+  json_object *block = json_object_new_object();
+  (void)arguments;
+  json_object_object_add(block, "type", json_object_new_string("text"));
+  json_object_object_add(block, "text", json_object_new_string("whole"));
+  json_object_array_add(content, block);
+  json_object_object_add(result, "content", content);
+  json_object_object_add(result, "isError", json_object_new_boolean(0));
+  return g->host->result_json(call, result);
+}
+
 /* Builds a result, then returns a code that is neither OK nor ERROR. */
 static int good_bogus(mcpd_call *call, json_object *arguments, void *state) {
   struct good *g = state;
@@ -532,6 +573,18 @@ static const mcpd_tool tools[] = {
         .description = "Returns environment variable `name`, or \"\".",
         .input_schema = OBJECT_REQUIRED(STRING_ARG("name"), "\"name\""),
         .call = good_env,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "builders",
+        .description = "One content block from every result builder.",
+        .call = good_builders,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "json_result",
+        .description = "A whole result built with json-c.",
+        .call = good_json_result,
         .exec = MCPD_EXEC_INLINE,
     },
     {

@@ -518,7 +518,7 @@ START_TEST(test_tools_list) {
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, 0);
   tools = json_path(msg, "result.tools");
-  ck_assert_uint_eq(json_object_array_length(tools), 20);
+  ck_assert_uint_eq(json_object_array_length(tools), 22);
   ck_assert_ptr_null(json_path(msg, "result.nextCursor"));
   for (size_t i = 0; i < json_object_array_length(tools); i++) {
     json_object *t = json_object_array_get_idx(tools, i);
@@ -662,6 +662,44 @@ START_TEST(test_paging_many) {
   } while (cursor[0] != '\0');
   ck_assert_int_eq(pages, 3);
   ck_assert_uint_eq(total, 26);
+}
+END_TEST
+
+/* Every result builder, byte for byte as the client reads it. */
+START_TEST(test_every_builder) {
+  json_object *msg;
+  int id = 1;
+
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"builders\"}}");
+  harness_run_until(&h, have_response, &id);
+  ck_assert_str_eq(
+      h.cap.msgs[0],
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":["
+      "{\"type\":\"text\",\"text\":\"text\"},"
+      "{\"type\":\"text\",\"text\":\"len\\u0000gt\"},"
+      "{\"type\":\"text\",\"text\":\"textf-7\"},"
+      "{\"type\":\"image\",\"data\":\"aW1n\",\"mimeType\":\"image/png\"},"
+      "{\"type\":\"audio\",\"data\":\"YXVk\",\"mimeType\":\"audio/wav\"},"
+      "{\"type\":\"resource_link\",\"uri\":\"file:///a\",\"name\":\"a\","
+      "\"description\":\"the a\",\"mimeType\":\"text/plain\"},"
+      "{\"type\":\"resource_link\",\"uri\":\"file:///b\",\"name\":\"b\"},"
+      "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://t\","
+      "\"mimeType\":\"text/plain\",\"text\":\"hi\"}},"
+      "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://b\","
+      "\"blob\":\"Ymxi\"}}]}}");
+  harness_clear(&h);
+  id = 2;
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"json_result\"}}");
+  harness_run_until(&h, have_response, &id);
+  msg = harness_msg(&h, 0);
+  ck_assert_str_eq(h.cap.msgs[0],
+                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":["
+                   "{\"type\":\"text\",\"text\":\"whole\"}],"
+                   "\"isError\":false}}");
+  json_object_put(msg);
 }
 END_TEST
 
@@ -1039,6 +1077,7 @@ Suite *tools_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_session_freed_during_call);
   tcase_add_test(tc, test_bogus_return_code);
+  tcase_add_test(tc, test_every_builder);
   tcase_add_test(tc, test_use_after_complete_refused);
   tcase_add_test(tc, test_complete_after_failure_refused);
   tcase_add_test(tc, test_non_finite_numbers);
