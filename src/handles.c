@@ -73,11 +73,16 @@ uintptr_t handles_add(void *object, const char *owner) {
   if (table.free_head == NULL)
     table.free_tail = NULL;
 
-  uv_mutex_lock(&s->lock);
-  s->object = object;
-  s->next_free = NULL;
-  snprintf(s->owner, sizeof(s->owner), "%s", owner ? owner : "");
-  uv_mutex_unlock(&s->lock);
+  {
+    size_t len = owner != NULL ? strnlen(owner, HANDLES_OWNER_MAX) : 0;
+    uv_mutex_lock(&s->lock);
+    s->object = object;
+    s->next_free = NULL;
+    if (len > 0)
+      memcpy(s->owner, owner, len);
+    s->owner[len] = '\0';
+    uv_mutex_unlock(&s->lock);
+  }
   return handle_of(s);
 }
 

@@ -22,35 +22,20 @@ const char *jsonrpc_strerror(int code) {
   }
 }
 
-/* Whether the text could hold a non-finite number: json-c's strict mode
- * only lets NaN, Infinity and overflowing literals through, and those need
- * an 'N', an 'I', an exponent or a very long run of digits.  A false
- * positive only costs the full check. */
-static int digit_before(const char *s, const char *p) {
-  return p > s && p[-1] >= '0' && p[-1] <= '9';
-}
-
-static int may_hold_nonfinite(const char *s, size_t n) {
-  const char *end = s + n, *p;
-  if (memchr(s, 'N', n) != NULL || memchr(s, 'I', n) != NULL)
-    return 1;
-  /* An exponent is a digit followed by e or E. */
-  for (p = s; (p = memchr(p, 'e', (size_t)(end - p))) != NULL; p++)
-    if (digit_before(s, p))
-      return 1;
-  for (p = s; (p = memchr(p, 'E', (size_t)(end - p))) != NULL; p++)
-    if (digit_before(s, p))
-      return 1;
-  /* Without one, overflowing to infinity takes 309 digits before a '.'. */
-  for (p = s; (p = memchr(p, '.', (size_t)(end - p))) != NULL; p++) {
-    const char *q = p;
-    while (q > s && q[-1] >= '0' && q[-1] <= '9')
-      q--;
-    if (p - q >= 300)
-      return 1;
-  }
-  return 0;
-}
+/* Bytes that need no attention inside a string: not a quote, not a
+ * backslash, not a control character. */
+static const unsigned char plain_in_string[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+    R16(0), R16(0), 1,      1,      0,      1,
+    1,      1,      1,      1,      1,      1,
+    1,      1,      1,      1,      1,      1, /* 0x20: '"' */
+    R16(1), R16(1), 1,      1,      1,      1,
+    1,      1,      1,      1,      1,      1,
+    1,      1,      0,      1,      1,      1, /* 0x50: '\\' */
+    R16(1), R16(1), R16(1), R16(1), R16(1), R16(1),
+    R16(1), R16(1), R16(1), R16(1),
+#undef R16
+};
 
 static int hex4(const char *s, unsigned *v) {
   unsigned x = 0;
@@ -88,15 +73,27 @@ static int integer_fits(const char *s, size_t n) {
  * raw control characters inside strings, and \u escapes of unpaired
  * surrogates.  Sets *pairs when escaped surrogate pairs occur (json-c
  * 0.16 decodes some of them wrongly; see unescape_pairs). */
-static int scan_text(const char *s, size_t n, int *pairs, const char **why) {
+static int scan_text(const char *s, size_t n, int *pairs, int *nonfinite,
+                     const char **why) {
+  const unsigned char *u = (const unsigned char *)s;
   size_t i = 0;
   *pairs = 0;
+  *nonfinite = 0;
   while (i < n) {
     char c = s[i];
     if (c == '"') {
       for (i++; i < n && s[i] != '"'; i++) {
-        unsigned char b = (unsigned char)s[i];
+        unsigned char b;
         unsigned hi, lo;
+        while (n - i >= 4 && plain_in_string[u[i]] & plain_in_string[u[i + 1]] &
+                                 plain_in_string[u[i + 2]] &
+                                 plain_in_string[u[i + 3]])
+          i += 4;
+        while (i < n && plain_in_string[u[i]])
+          i++;
+        if (i >= n || s[i] == '"')
+          break;
+        b = u[i];
         if (b < 0x20) {
           *why = "control character inside a string (escape it)";
           return -1;
@@ -142,7 +139,12 @@ static int scan_text(const char *s, size_t n, int *pairs, const char **why) {
         while (i < n && s[i] >= '0' && s[i] <= '9')
           i++;
       }
+      /* Only an exponent or a very long number can overflow to
+       * infinity; then the parsed value is checked. */
+      if (int_end - start >= 300)
+        *nonfinite = 1;
       if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        *nonfinite = 1;
         if (++i < n && (s[i] == '+' || s[i] == '-'))
           i++;
         if (i >= n || s[i] < '0' || s[i] > '9')
@@ -156,6 +158,9 @@ static int scan_text(const char *s, size_t n, int *pairs, const char **why) {
         return -1;
       }
     } else {
+      /* json-c's strict mode still reads NaN and Infinity. */
+      if (c == 'N' || c == 'I')
+        *nonfinite = 1;
       i++;
     }
   }
@@ -215,7 +220,7 @@ static int parse_value(json_tokener *tok, const char *line, size_t len,
 
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why) {
-  int pairs, rc;
+  int pairs, nonfinite, rc;
   char *copy = NULL;
 
   *out = NULL;
@@ -231,7 +236,7 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     *why = "message too large to parse";
     return JSONRPC_PARSE_ERROR;
   }
-  if (scan_text(line, len, &pairs, why) != 0)
+  if (scan_text(line, len, &pairs, &nonfinite, why) != 0)
     return JSONRPC_PARSE_ERROR;
   if (pairs) {
     if ((copy = unescape_pairs(line, len, &len)) == NULL) {
@@ -242,6 +247,13 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
   }
   rc = parse_value(tok, line, len, out, why);
   free(copy);
+  if (rc == 0 && nonfinite && !jsonrpc_all_finite(*out)) {
+    json_object_put(*out);
+    *out = NULL;
+    *why = "numbers must be finite (no NaN, Infinity or out-of-range "
+           "values)";
+    return JSONRPC_PARSE_ERROR;
+  }
   return rc;
 }
 
@@ -273,12 +285,6 @@ static int parse_value(json_tokener *tok, const char *line, size_t len,
   if (err != json_tokener_success) {
     json_object_put(obj);
     *why = json_tokener_error_desc(err);
-    return JSONRPC_PARSE_ERROR;
-  }
-  if (may_hold_nonfinite(line, len) && !jsonrpc_all_finite(obj)) {
-    json_object_put(obj);
-    *why = "numbers must be finite (no NaN, Infinity or out-of-range "
-           "values)";
     return JSONRPC_PARSE_ERROR;
   }
   /* Only whitespace may follow the value. */
