@@ -48,6 +48,8 @@ size_t loader_free(loader *l) {
   while (l->failures)
     forget_failure(l, l->failures->path);
   plugin_files_free(&l->files);
+  json_object_put(l->warned_configs);
+  l->warned_configs = NULL;
   return 0;
 }
 
@@ -158,14 +160,15 @@ static int check_unique_name(loader *l, plugin *p, failure_kind *kind,
   return 0;
 }
 
-static void record_failure(loader *l, const char *path, const char *reason,
-                           failure_kind kind, const struct stat *st,
-                           const struct stat *dir) {
+static load_failure *record_failure(loader *l, const char *path,
+                                    const char *reason, failure_kind kind,
+                                    const struct stat *st,
+                                    const struct stat *dir) {
   load_failure *f;
   forget_failure(l, path);
   f = calloc(1, sizeof(*f));
   if (f == NULL)
-    return;
+    return NULL;
   f->path = strdup(path);
   f->reason = strdup(reason);
   f->kind = kind;
@@ -179,6 +182,7 @@ static void record_failure(loader *l, const char *path, const char *reason,
   f->generation = l->generation;
   f->next = l->failures;
   l->failures = f;
+  return f;
 }
 
 /* Swaps the staged tools in: the replaced instance's tools leave and the
@@ -188,6 +192,14 @@ static void commit(loader *l, plugin *p) {
   plugin *old = p->replacing;
 
   if (old != NULL) {
+    /* Which instance went and what replaces it, in one line; the plain
+     * "unloaded plugin" line stays for unloads that nothing replaces. */
+    if (strcmp(old->name, p->name) == 0)
+      log_info("plugin \"%s\" %s (%s) unloaded; %s replaces it", old->name,
+               old->version, old->path, p->version);
+    else
+      log_info("plugin \"%s\" %s (%s) unloaded; plugin \"%s\" %s replaces it",
+               old->name, old->version, old->path, p->name, p->version);
     registry_remove_owner(reg, old);
     old->live = 0;
     for (plugin **pp = &l->plugins; *pp; pp = &(*pp)->next)
@@ -222,8 +234,10 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   failure_kind kind = FAILURE_FILE;
   plugin_file_verdict verdict;
   plugin_copy copy;
+  const char *base;
   plugin *p;
   void *sym;
+  int fd;
 
   p = calloc(1, sizeof(*p));
   if (p == NULL || registry_init(&p->staged) != 0) {
@@ -239,15 +253,21 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->replacing = replacing;
   p->path = strdup(path);
 
-  verdict = plugin_file_check(path, l->env.opts->allow_insecure, &st, &dst, err,
-                              sizeof(err));
+  verdict = plugin_file_open(path, l->env.opts->allow_insecure, &fd, &st, &dst,
+                             err, sizeof(err));
   if (verdict != PLUGIN_FILE_OK) {
     if (verdict == PLUGIN_FILE_DIR_REFUSED)
       kind = FAILURE_DIR;
     goto fail;
   }
-  if (plugin_file_copy(&l->files, path, &copy, &st, err, sizeof(err)) != 0)
+  /* Everything from here on reads the open file, never the path again. */
+  base = strrchr(path, '/');
+  if (plugin_file_copy(&l->files, fd, &st, base ? base + 1 : path, &copy, err,
+                       sizeof(err)) != 0) {
+    close(fd);
     goto fail;
+  }
+  close(fd);
   p->dev = st.st_dev;
   p->ino = st.st_ino;
   p->size = st.st_size;
@@ -410,6 +430,9 @@ static int failed_before(loader *l, const char *path, const struct stat *st) {
   for (load_failure *f = l->failures; f; f = f->next) {
     if (strcmp(f->path, path) != 0)
       continue;
+    /* stat() works again, so what was reported no longer holds. */
+    if (f->kind == FAILURE_STAT)
+      return 0;
     /* chmod and chown change ctime only, so it is part of the identity. */
     if (f->ino != st->st_ino || f->size != st->st_size ||
         f->mode != st->st_mode || !same_time(f->mtime, st->st_mtim) ||
@@ -430,6 +453,38 @@ static int failed_before(loader *l, const char *path, const struct stat *st) {
     }
   }
   return 0;
+}
+
+/* stat() failed with `error` on `path`, found in a plugin directory: a
+ * symbolic link loop, a link to nothing, a folder on the way that may not
+ * be searched.  Reported once, and kept for --list, while the entry and
+ * the error stay the same; an entry gone since readdir() is not worth a
+ * word. */
+static void refuse_unstatable(loader *l, const char *path, int error) {
+  char err[1024], dir[4096];
+  struct stat lst, dst;
+  load_failure *f;
+  plugin *p;
+
+  if (lstat(path, &lst) != 0)
+    return;
+  for (f = l->failures; f; f = f->next)
+    if (strcmp(f->path, path) == 0)
+      break;
+  if (f != NULL && f->kind == FAILURE_STAT && f->error == error &&
+      f->ino == lst.st_ino && same_time(f->mtime, lst.st_mtim) &&
+      same_time(f->ctime, lst.st_ctim))
+    return;
+  plugin_file_stat_reason(path, error, err, sizeof(err));
+  p = find_by_path(l, path);
+  log_error("plugin \"%s\": %s; %s", path, err,
+            p ? "keeping the version already loaded" : "not loaded");
+  plugin_file_dir_of(path, dir, sizeof(dir));
+  if (stat(dir, &dst) != 0)
+    memset(&dst, 0, sizeof(dst));
+  f = record_failure(l, path, err, FAILURE_STAT, &lst, &dst);
+  if (f != NULL)
+    f->error = error;
 }
 
 static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
@@ -467,8 +522,10 @@ static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
     plugin *p;
     snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
     free(names[i]);
-    if (stat(path, &st) != 0)
+    if (stat(path, &st) != 0) {
+      refuse_unstatable(l, path, errno);
       continue;
+    }
     p = find_by_path(l, path);
     if (p != NULL) {
       if (p->dev == st.st_dev && p->ino == st.st_ino && p->size == st.st_size &&
@@ -508,12 +565,84 @@ size_t loader_scan(loader *l) {
   }
   for (size_t k = 0; k < o->n_plugin_dirs; k++)
     changes += scan_dir(l, o->plugin_dirs[k], o->plugin_dirs_given);
-  /* Forget refusals of files that are gone. */
+  /* Forget refusals of files that are gone.  lstat: a link to nothing is
+   * still there, and its refusal stands. */
   for (load_failure *f = l->failures, *fn; f; f = fn) {
     struct stat st;
     fn = f->next;
-    if (stat(f->path, &st) != 0 && errno == ENOENT)
+    if (lstat(f->path, &st) != 0 && errno == ENOENT)
       forget_failure(l, f->path);
   }
   return changes;
+}
+
+static int find_by_name(loader *l, const char *name) {
+  for (plugin *p = l->plugins; p; p = p->next)
+    if (strcmp(p->name, name) == 0)
+      return 1;
+  return 0;
+}
+
+/* The edit distance of `a` and `b`, for suggesting the name a config entry
+ * was probably meant to have; names longer than a plugin name may be are
+ * never near. */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  size_t row[65];
+
+  if (la > 64 || lb > 64)
+    return (size_t)-1;
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb];
+}
+
+void loader_warn_unused_configs(loader *l) {
+  json_object *configs = l->env.opts->plugin_configs;
+
+  if (configs == NULL || !json_object_is_type(configs, json_type_object))
+    return;
+  if (l->warned_configs == NULL &&
+      (l->warned_configs = json_object_new_object()) == NULL)
+    return;
+  json_object_object_foreach(configs, name, value) {
+    const plugin *near = NULL;
+    size_t best = (size_t)-1;
+    (void)value;
+    if (find_by_name(l, name) ||
+        json_object_object_get_ex(l->warned_configs, name, NULL))
+      continue;
+    json_object_object_add(l->warned_configs, name, NULL);
+    for (const plugin *p = l->plugins; p; p = p->next) {
+      /* A typo or two, not another name: one edit in a short name. */
+      size_t most = strlen(p->name) <= 4 ? 1 : 2;
+      size_t d = edit_distance(name, p->name);
+      if (d <= most && d < best) {
+        best = d;
+        near = p;
+      }
+    }
+    if (near != NULL)
+      log_warn("config names plugin \"%s\", but no plugin of that name is "
+               "loaded (did you mean \"%s\"?)",
+               name, near->name);
+    else
+      log_warn("config names plugin \"%s\", but no plugin of that name is "
+               "loaded",
+               name);
+  }
 }

@@ -2,7 +2,8 @@
  * instances: load, reload, unload, and the references that keep an
  * instance mapped while calls into it run.
  *
- * Order, with one exit: refuse unsafe paths -> copy privately
+ * Order, with one exit: open without blocking and refuse unsafe, odd or
+ * oversized files -> check the ELF header -> copy privately
  * (plugin_file.c) -> dlopen -> dlsym the one symbol -> ABI, size and
  * tables (descriptor.c) -> duplicates -> init -> register.  Every failure
  * undoes what was done and is one log line naming the file and the reason.
@@ -62,10 +63,13 @@ typedef struct plugin {
 
 /* Why a file was refused decides when it is worth trying again. */
 typedef enum failure_kind {
-  FAILURE_FILE,    /* its content or mode: retry when the file changes */
-  FAILURE_DIR,     /* its directory's mode: retry when that changes */
-  FAILURE_CONFLICT /* another plugin holds a name: retry when the set of
-                      loaded plugins changes */
+  FAILURE_FILE,     /* its content or mode: retry when the file changes */
+  FAILURE_DIR,      /* its directory's mode: retry when that changes */
+  FAILURE_CONFLICT, /* another plugin holds a name: retry when the set of
+                       loaded plugins changes */
+  FAILURE_STAT      /* stat() fails on it (a symbolic link loop, a link to
+                       nothing): retry when stat() succeeds, report again
+                       when it fails differently */
 } failure_kind;
 
 /* A file that could not be loaded, kept for --list and for retrying when
@@ -82,6 +86,7 @@ typedef struct load_failure {
   mode_t dir_mode;
   uid_t dir_uid;
   unsigned generation;
+  int error; /* FAILURE_STAT: the errno of stat() */
   struct load_failure *next;
 } load_failure;
 
@@ -102,6 +107,7 @@ typedef struct loader {
   unsigned generation; /* bumped whenever the live set changes */
   plugin *plugins;     /* live instances */
   load_failure *failures;
+  json_object *warned_configs; /* names loader_warn_unused_configs() gave */
 } loader;
 
 int loader_init(loader *l, const loader_env *env);
@@ -112,6 +118,12 @@ size_t loader_free(loader *l);
  * files, reloads replaced ones, unloads removed ones.  Returns the number
  * of changes. */
 size_t loader_scan(loader *l);
+
+/* Warns, once per name however often it is called, of each entry of the
+ * config's "plugins" object that names no loaded plugin: most likely a
+ * typo, or a plugin that failed to load.  The owner calls it after the
+ * first scan. */
+void loader_warn_unused_configs(loader *l);
 
 /* Loads one file (used by scan and by tests).  Returns the live plugin or
  * NULL after logging why. */

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/sendfile.h>
+#endif
 
 #include "plugin_file.h"
 
@@ -43,11 +46,56 @@ static int check_safe(const char *what, const char *path, const struct stat *st,
   return 0;
 }
 
-plugin_file_verdict plugin_file_check(const char *path, int allow_insecure,
-                                      struct stat *st, struct stat *dir_st,
-                                      char *err, size_t errlen) {
-  char dir[4096];
+/* What a file that is not a regular one is, for the reason a user reads. */
+static const char *file_type(mode_t mode) {
+  switch (mode & S_IFMT) {
+  case S_IFIFO:
+    return "a FIFO";
+  case S_IFDIR:
+    return "a directory";
+  case S_IFCHR:
+    return "a character device";
+  case S_IFBLK:
+    return "a block device";
+  case S_IFSOCK:
+    return "a socket";
+  case S_IFLNK:
+    return "a symbolic link";
+  default:
+    return "of an unknown type";
+  }
+}
 
+void plugin_file_stat_reason(const char *path, int error, char *err,
+                             size_t errlen) {
+  const char *hint = "";
+  struct stat lst;
+
+  /* What stat() says of a bad link names no link: say it. */
+  if (error == ELOOP)
+    hint = " (a symbolic link loop?)";
+  else if (error == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+    hint = " (a symbolic link whose target is missing)";
+  snprintf(err, errlen, "cannot stat: %s%s", strerror(error), hint);
+}
+
+/* What the refusals after the file was opened have in common: close it,
+ * and leave its identity for the retry test. */
+static plugin_file_verdict refuse_open(int *fd) {
+  close(*fd);
+  *fd = -1;
+  return PLUGIN_FILE_REFUSED;
+}
+
+plugin_file_verdict plugin_file_open(const char *path, int allow_insecure,
+                                     int *fd, struct stat *st,
+                                     struct stat *dir_st, char *err,
+                                     size_t errlen) {
+  char dir[4096];
+  char *real;
+  int saved;
+
+  *fd = -1;
   memset(st, 0, sizeof(*st));
   memset(dir_st, 0, sizeof(*dir_st));
   plugin_file_dir_of(path, dir, sizeof(dir));
@@ -60,19 +108,61 @@ plugin_file_verdict plugin_file_check(const char *path, int allow_insecure,
     stat(path, st);
     return PLUGIN_FILE_DIR_REFUSED;
   }
-  if (stat(path, st) != 0) {
-    snprintf(err, errlen, "cannot stat: %s", strerror(errno));
+  /* Links are resolved here, once, so that a plugin may be a symbolic
+   * link; the open below then follows none. */
+  real = realpath(path, NULL);
+  if (real == NULL) {
+    saved = errno;
+    stat(path, st);
+    plugin_file_stat_reason(path, saved, err, errlen);
     return PLUGIN_FILE_REFUSED;
+  }
+  /* Opening a device can do things (a tty becomes ours, a watchdog arms),
+   * so what is plainly not a regular file is refused without opening it.
+   * This is only a shortcut: the check that counts is on the descriptor,
+   * since the file may be swapped between the two. */
+  if (stat(real, st) == 0 && !S_ISREG(st->st_mode)) {
+    snprintf(err, errlen, "not a regular file (it is %s)",
+             file_type(st->st_mode));
+    free(real);
+    return PLUGIN_FILE_REFUSED;
+  }
+  /* O_NONBLOCK: a FIFO swapped in would otherwise block until a writer
+   * comes, and the loop with it.  O_NOFOLLOW: a link swapped in after
+   * realpath() is refused rather than followed. */
+  *fd = open(real, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  saved = errno;
+  free(real);
+  if (*fd < 0) {
+    stat(path, st);
+    snprintf(err, errlen, "cannot open: %s%s", strerror(saved),
+             saved == ELOOP ? " (it was replaced by a symbolic link while "
+                              "being opened)"
+                            : "");
+    return PLUGIN_FILE_REFUSED;
+  }
+  if (fstat(*fd, st) != 0) {
+    snprintf(err, errlen, "cannot stat: %s", strerror(errno));
+    return refuse_open(fd);
   }
   if (!S_ISREG(st->st_mode)) {
-    snprintf(err, errlen, "not a regular file");
-    return PLUGIN_FILE_REFUSED;
+    snprintf(err, errlen, "not a regular file (it is %s)",
+             file_type(st->st_mode));
+    return refuse_open(fd);
   }
   if (check_safe("file", path, st, allow_insecure, err, errlen) != 0)
-    return PLUGIN_FILE_REFUSED;
+    return refuse_open(fd);
   if (st->st_size == 0) {
     snprintf(err, errlen, "empty file (still being written?)");
-    return PLUGIN_FILE_REFUSED;
+    return refuse_open(fd);
+  }
+  if (st->st_size > MCPD_PLUGIN_MAX_SIZE) {
+    snprintf(err, errlen,
+             "file too large: %lld bytes, more than the %lld (%lld MiB) a "
+             "plugin may have",
+             (long long)st->st_size, (long long)MCPD_PLUGIN_MAX_SIZE,
+             (long long)(MCPD_PLUGIN_MAX_SIZE >> 20));
+    return refuse_open(fd);
   }
   return PLUGIN_FILE_OK;
 }
@@ -112,124 +202,167 @@ static int open_copy(plugin_files *f, const char *base, plugin_copy *c) {
   if (f->copy_dir == NULL && make_copy_dir(f) != 0)
     return -1;
   snprintf(c->path, sizeof(c->path), "%s/%u-%s", f->copy_dir, ++f->seq, base);
-  c->fd = open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  c->fd = open(c->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
   return c->fd >= 0 ? 0 : -1;
-}
-
-/* Copies `src` into `out`; fills *st with the identity of what was
- * actually read. */
-static int copy_file(const char *src, int out, struct stat *st, char *err,
-                     size_t errlen) {
-  char buf[16384];
-  int in;
-  ssize_t n;
-
-  in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0) {
-    snprintf(err, errlen, "cannot open: %s", strerror(errno));
-    return -1;
-  }
-  if (fstat(in, st) != 0 || !S_ISREG(st->st_mode)) {
-    snprintf(err, errlen, "not a regular file");
-    close(in);
-    return -1;
-  }
-  while ((n = read(in, buf, sizeof(buf))) != 0) {
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      snprintf(err, errlen, "read failed: %s", strerror(errno));
-      close(in);
-      return -1;
-    }
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = write(out, buf + off, (size_t)(n - off));
-      if (w < 0) {
-        if (errno == EINTR)
-          continue;
-        snprintf(err, errlen, "writing private copy failed: %s",
-                 strerror(errno));
-        close(in);
-        return -1;
-      }
-      off += w;
-    }
-  }
-  close(in);
-  return 0;
 }
 
 /* A file caught half-written can have intact headers and truncated
  * segments, and touching a mapping past the end of a file is SIGBUS, so
- * the copy is checked before dlopen maps it.  ElfW() is the host's own
- * class, which is the only one dlopen accepts anyway. */
-static int check_elf(const char *path, char *err, size_t errlen) {
+ * both the file and the copy are checked before dlopen maps anything.
+ * `fd` is readable at any offset and `size` long.  ElfW() is the host's
+ * own class, which is the only one dlopen accepts anyway. */
+static int check_elf(int fd, off_t size, char *err, size_t errlen) {
   ElfW(Ehdr) eh;
-  struct stat st;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  int rc = -1;
 
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    snprintf(err, errlen, "cannot read private copy: %s", strerror(errno));
-    goto out;
-  }
   if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
       memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
     snprintf(err, errlen, "not an ELF file (is it a shared object?)");
-    goto out;
+    return -1;
   }
   if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)) {
     snprintf(err, errlen,
              "ELF class does not match this host (built for "
              "another architecture?)");
-    goto out;
+    return -1;
   }
   if (eh.e_type != ET_DYN) {
     snprintf(err, errlen,
              "ELF file is not a shared object (build it with "
              "-shared)");
-    goto out;
+    return -1;
   }
   if (eh.e_phentsize != sizeof(ElfW(Phdr)) ||
       (uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)) >
-          (uint64_t)st.st_size ||
+          (uint64_t)size ||
       (eh.e_shoff != 0 &&
        (uint64_t)eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize >
-           (uint64_t)st.st_size)) {
+           (uint64_t)size)) {
     snprintf(err, errlen, "truncated ELF file (still being written?)");
-    goto out;
+    return -1;
   }
   for (unsigned i = 0; i < eh.e_phnum; i++) {
     ElfW(Phdr) ph;
     if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
         (ssize_t)sizeof(ph)) {
       snprintf(err, errlen, "truncated ELF file (still being written?)");
-      goto out;
+      return -1;
     }
     if (ph.p_type == PT_LOAD &&
-        (uint64_t)ph.p_offset + ph.p_filesz > (uint64_t)st.st_size) {
+        (uint64_t)ph.p_offset + ph.p_filesz > (uint64_t)size) {
       snprintf(err, errlen, "truncated ELF file (still being written?)");
-      goto out;
+      return -1;
     }
   }
-  rc = 0;
-out:
-  if (fd >= 0)
-    close(fd);
-  return rc;
+  return 0;
 }
 
-int plugin_file_copy(plugin_files *f, const char *path, plugin_copy *c,
-                     struct stat *st, char *err, size_t errlen) {
-  const char *base = strrchr(path, '/');
+/* How copy_fd() moves the bytes; each falls back to the next when the
+ * kernel cannot do it for this pair of files. */
+typedef enum copy_method { COPY_RANGE, COPY_SENDFILE, COPY_READ } copy_method;
 
-  base = base ? base + 1 : path;
-  if (open_copy(f, base, c) != 0) {
+/* Writes all of `buf` to `out` at its current offset. */
+static int write_all(int out, const char *buf, size_t n) {
+  for (size_t off = 0; off < n;) {
+    ssize_t w = write(out, buf + off, n - off);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return 0;
+}
+
+/* Copies `in` from its start into `out` at its current offset, and sets
+ * *copied to how much that was.  The kernel copies without passing the
+ * bytes through us where it can.  `in` is read at explicit offsets, so its
+ * own offset does not matter; a file that grows past the limit while it
+ * is read is refused. */
+static int copy_fd(int in, int out, off_t *copied, char *err, size_t errlen) {
+#ifdef __linux__
+  copy_method method = COPY_RANGE;
+#else
+  copy_method method = COPY_READ;
+#endif
+  off_t off = 0;
+  char buf[65536];
+
+  for (;;) {
+    size_t want = (size_t)(MCPD_PLUGIN_MAX_SIZE + 1 - off);
+    ssize_t n = 0;
+
+    if (want == 0) {
+      snprintf(err, errlen,
+               "file grew past %lld bytes (%lld MiB) while being copied",
+               (long long)MCPD_PLUGIN_MAX_SIZE,
+               (long long)(MCPD_PLUGIN_MAX_SIZE >> 20));
+      return -1;
+    }
+#ifdef __linux__
+    if (method == COPY_RANGE) {
+      loff_t from = off;
+      n = copy_file_range(in, &from, out, NULL, want, 0);
+      if (n > 0)
+        off = (off_t)from;
+      /* Not between these two files (a memfd is on a file system of its
+       * own, and newer kernels refuse to copy across), or not on this
+       * kernel. */
+      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                    errno == EOPNOTSUPP || errno == EBADF)) {
+        method = COPY_SENDFILE;
+        continue;
+      }
+    } else if (method == COPY_SENDFILE) {
+      n = sendfile(out, in, &off, want);
+      if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+        method = COPY_READ;
+        continue;
+      }
+    }
+#endif
+    if (method == COPY_READ) {
+      n = pread(in, buf, want < sizeof(buf) ? want : sizeof(buf), off);
+      if (n > 0) {
+        if (write_all(out, buf, (size_t)n) != 0) {
+          snprintf(err, errlen, "writing private copy failed: %s",
+                   strerror(errno));
+          return -1;
+        }
+        off += n;
+      }
+    }
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      snprintf(err, errlen, "%s failed: %s",
+               method == COPY_READ ? "read" : "copying", strerror(errno));
+      return -1;
+    }
+    if (n == 0)
+      break;
+  }
+  *copied = off;
+  return 0;
+}
+
+int plugin_file_copy(plugin_files *f, int fd, const struct stat *st,
+                     const char *name, plugin_copy *c, char *err,
+                     size_t errlen) {
+  off_t copied = 0;
+
+  /* What is not a whole ELF shared object now is refused before a byte of
+   * it is copied. */
+  if (check_elf(fd, st->st_size, err, errlen) != 0)
+    return -1;
+  if (open_copy(f, name, c) != 0) {
     snprintf(err, errlen, "cannot make a private copy: %s", strerror(errno));
     return -1;
   }
-  if (copy_file(path, c->fd, st, err, errlen) != 0 ||
-      check_elf(c->path, err, errlen) != 0) {
+  /* The file may have changed while it was read: the copy is what
+   * counts. */
+  if (copy_fd(fd, c->fd, &copied, err, errlen) != 0 ||
+      check_elf(c->fd, copied, err, errlen) != 0) {
     if (!c->is_memfd)
       unlink(c->path);
     close(c->fd);

@@ -232,6 +232,9 @@ int server_start(server *srv, int serve) {
     }
   }
   loader_scan(&srv->loader);
+  /* Once, after the first scan: a config entry that names no loaded
+   * plugin is most likely a typo. */
+  loader_warn_unused_configs(&srv->loader);
   if (serve && o->watch)
     srv->watch = watch_start(srv->loop, o->plugin_dirs, o->n_plugin_dirs,
                              o->plugin_dirs_given, dirs_changed_cb, srv);

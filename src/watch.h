@@ -4,7 +4,11 @@
  * only arm a short debounce timer; when the directories have been quiet for
  * it, the owner's callback runs once (it rescans), so a file copied in
  * slowly is loaded once, when complete, and a batch of changes is announced
- * once.  The watcher knows nothing of plugins beyond their ".so" suffix. */
+ * once.  A directory that does not exist yet, or that is removed or
+ * replaced (its handle dies with it), is tried again every half second
+ * until it can be watched; the callback then runs too, since whatever the
+ * new directory holds arrived unseen.  The watcher knows nothing of
+ * plugins beyond their ".so" suffix. */
 #ifndef MCPD_WATCH_H
 #define MCPD_WATCH_H
 
@@ -18,8 +22,8 @@ typedef struct watch watch;
 typedef void (*watch_cb)(void *arg);
 
 /* Starts watching each of `dirs`.  A directory that does not exist is
- * reported only when `report_missing` is set.  Returns NULL after logging
- * why (out of memory). */
+ * reported only when `report_missing` is set, and watched once it does.
+ * Returns NULL after logging why (out of memory). */
 watch *watch_start(uv_loop_t *loop, char *const *dirs, size_t n_dirs,
                    int report_missing, watch_cb cb, void *arg);
 /* Closes every handle; the memory goes in the last close callback. */

@@ -1,5 +1,6 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
-# negotiation, session, schema, registry, loader, crash, tools, server).
+# negotiation, session, schema, registry, loader, crash, tools, server,
+# watch).
 # The loader, crash, tools and server suites load the check-only fixture
 # plugins from tests/plugins.mk and the bundled echo plugin, so both
 # directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
@@ -20,7 +21,8 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_registry.c \
 	tests/unit/test_loader.c \
 	tests/unit/test_tools.c \
-	tests/unit/test_server.c
+	tests/unit/test_server.c \
+	tests/unit/test_watch.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
 	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'

@@ -56,6 +56,7 @@ int main(void) {
   srunner_add_suite(sr, crash_suite());
   srunner_add_suite(sr, tools_suite());
   srunner_add_suite(sr, server_suite());
+  srunner_add_suite(sr, watch_suite());
 
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

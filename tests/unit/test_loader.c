@@ -3,10 +3,15 @@
  * for each refusal. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -584,6 +589,345 @@ START_TEST(test_plugin_config) {
 }
 END_TEST
 
+/* Seconds on the monotonic clock, for bounding how long a scan takes. */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* How often `text` occurs in the log. */
+static size_t log_count(const char *text) {
+  char *log = harness_log(&h);
+  size_t n = 0;
+
+  for (const char *p = log; (p = strstr(p, text)) != NULL; p += strlen(text))
+    n++;
+  free(log);
+  return n;
+}
+
+static void make_fifo(const char *name) {
+  ck_assert_int_eq(mkfifo(harness_path(&h, name), 0600), 0);
+  /* Whatever the umask, only the type sets it apart from a plugin. */
+  ck_assert_int_eq(chmod(harness_path(&h, name), 0644), 0);
+}
+
+/* Opening a FIFO for reading blocks until a writer comes; the loader must
+ * refuse it at once and say why. */
+START_TEST(test_fifo_refused) {
+  char *line = NULL;
+
+  make_fifo("x.so");
+  harness_copy(&h, "good.so", "good.so");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  assert_one_error("x.so", "not a regular file");
+  harness_error_lines(&h, &line);
+  ck_assert_msg(strstr(line, "FIFO") != NULL, "%s", line);
+  free(line);
+  assert_good_loaded();
+  /* Unchanged, it is not tried again. */
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
+  ck_assert_uint_eq(harness_error_lines(&h, NULL), 1);
+}
+END_TEST
+
+/* What the swapping thread of test_fifo_swapped_in shares with the test. */
+typedef struct swapper {
+  atomic_int stop;
+  atomic_uint loads; /* bumped by the test after every load */
+  unsigned rescues;  /* how often a load blocked on the FIFO */
+  char reg[PATH_MAX * 2], fifo[PATH_MAX * 2], tmp[PATH_MAX * 2];
+  char target[PATH_MAX * 2];
+} swapper;
+
+/* Waits a random few microseconds, so that the swaps do not fall into
+ * step with the loads and miss the window between a look and an open. */
+static void pause_briefly(unsigned *seed) {
+  double until = now_s() + (double)(rand_r(seed) % 20) / 1e6;
+  while (now_s() < until)
+    ;
+}
+
+/* Makes x.so a regular file and a FIFO in turn, each atomically, as fast
+ * as it can. */
+static void *swap_thread(void *arg) {
+  swapper *s = arg;
+  unsigned seen = 0, seed = 1;
+  double last = now_s();
+
+  while (!atomic_load(&s->stop)) {
+    unsigned loads = atomic_load(&s->loads);
+    /* rename() leaves both names when they are links to one file. */
+    unlink(s->tmp);
+    if (link(s->reg, s->tmp) == 0)
+      rename(s->tmp, s->target);
+    pause_briefly(&seed);
+    unlink(s->tmp);
+    if (link(s->fifo, s->tmp) == 0)
+      rename(s->tmp, s->target);
+    pause_briefly(&seed);
+    if (loads != seen) {
+      seen = loads;
+      last = now_s();
+    } else if (now_s() - last > 0.5) {
+      /* A load is stuck opening the FIFO: become its writer so that the
+       * test ends with a message instead of Check's timeout. */
+      int fd = open(s->fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) {
+        close(fd);
+        s->rescues++;
+      }
+      last = now_s();
+    }
+  }
+  return NULL;
+}
+
+/* A FIFO renamed over a plugin file between the loader's look at the path
+ * and its open(): the open must not block.  Loading the file directly, as
+ * a scan does once it saw a change, tries on every round. */
+START_TEST(test_fifo_swapped_in) {
+  static const char text[] = "not a plugin, but a regular file\n";
+  swapper *s = calloc(1, sizeof(*s));
+  double start = now_s(), slowest = 0;
+  pthread_t thread;
+  unsigned loads = 0;
+
+  ck_assert_ptr_nonnull(s);
+  /* Hidden names: the scan skips them. */
+  harness_write(&h, ".reg", text, sizeof(text) - 1);
+  make_fifo(".fifo");
+  snprintf(s->reg, sizeof(s->reg), "%s", harness_path(&h, ".reg"));
+  snprintf(s->fifo, sizeof(s->fifo), "%s", harness_path(&h, ".fifo"));
+  snprintf(s->tmp, sizeof(s->tmp), "%s", harness_path(&h, ".tmp"));
+  snprintf(s->target, sizeof(s->target), "%s", harness_path(&h, "x.so"));
+  ck_assert_int_eq(link(s->reg, s->target), 0);
+  ck_assert_int_eq(pthread_create(&thread, NULL, swap_thread, s), 0);
+  while (now_s() - start < 1.0 && slowest < 0.25) {
+    double t0 = now_s(), took;
+    ck_assert_ptr_null(loader_load_file(&h.srv.loader, s->target));
+    took = now_s() - t0;
+    if (took > slowest)
+      slowest = took;
+    atomic_fetch_add(&s->loads, 1);
+    loads++;
+  }
+  atomic_store(&s->stop, 1);
+  ck_assert_int_eq(pthread_join(thread, NULL), 0);
+  ck_assert_msg(slowest < 0.25 && s->rescues == 0,
+                "a load took %.0f ms: the loader blocked opening a FIFO "
+                "(%u loads)",
+                slowest * 1000, loads);
+  ck_assert_uint_eq(count_plugins(), 0);
+  free(s);
+}
+END_TEST
+
+/* A symbolic link to a plugin loads, under the link's name. */
+START_TEST(test_symlink_loads) {
+  char target[PATH_MAX * 2];
+  plugin *p;
+
+  /* A copy, for a mode that does not depend on the umask of the build; a
+   * hidden name, so that only the link is scanned. */
+  harness_copy(&h, "good.so", ".target");
+  snprintf(target, sizeof(target), "%s", harness_path(&h, ".target"));
+  ck_assert_int_eq(symlink(target, harness_path(&h, "linked.so")), 0);
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  p = find_plugin("good");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_str_eq(p->path, harness_path(&h, "linked.so"));
+  ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
+}
+END_TEST
+
+/* A link to a FIFO is no better than the FIFO. */
+START_TEST(test_symlink_to_fifo_refused) {
+  make_fifo(".fifo");
+  ck_assert_int_eq(symlink(".fifo", harness_path(&h, "x.so")), 0);
+  harness_copy(&h, "good.so", "good.so");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  assert_one_error("x.so", "FIFO");
+  assert_good_loaded();
+}
+END_TEST
+
+/* A link that leads back to itself is reported once, shows in the
+ * failures (--list), and is tried again once the loop is broken. */
+START_TEST(test_symlink_loop_reported) {
+  char *line = NULL;
+
+  ck_assert_int_eq(symlink("loop", harness_path(&h, "loop.so")), 0);
+  ck_assert_int_eq(symlink("loop.so", harness_path(&h, "loop")), 0);
+  harness_copy(&h, "reload_v1.so", "reload.so");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  assert_one_error("loop.so", "symbolic link");
+  harness_error_lines(&h, &line);
+  ck_assert_msg(strstr(line, strerror(ELOOP)) != NULL, "%s", line);
+  free(line);
+  ck_assert_ptr_nonnull(h.srv.loader.failures);
+  ck_assert_str_eq(h.srv.loader.failures->path, harness_path(&h, "loop.so"));
+  ck_assert_ptr_nonnull(strstr(h.srv.loader.failures->reason, "link"));
+  /* Nothing changed: not reported again. */
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
+  ck_assert_uint_eq(harness_error_lines(&h, NULL), 1);
+  /* The loop is broken where loop.so does not change: it loads now. */
+  ck_assert_int_eq(unlink(harness_path(&h, "loop")), 0);
+  harness_copy(&h, "good.so", "loop");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  ck_assert_ptr_nonnull(find_plugin("good"));
+  ck_assert_str_eq(find_plugin("good")->path, harness_path(&h, "loop.so"));
+  ck_assert_ptr_null(h.srv.loader.failures);
+  ck_assert_uint_eq(harness_error_lines(&h, NULL), 1);
+}
+END_TEST
+
+/* Writes the ELF header of good.so to `name` and makes it `size` bytes
+ * long without writing the rest (a sparse file). */
+static void write_sparse_elf(const char *name, off_t size) {
+  char src[PATH_MAX * 2], header[64];
+  int in, out;
+
+  snprintf(src, sizeof(src), "%s/good.so", MCPD_FIXTURES_DIR);
+  in = open(src, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(in, 0);
+  ck_assert_int_eq(read(in, header, sizeof(header)), (int)sizeof(header));
+  close(in);
+  out = open(harness_path(&h, name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+             0644);
+  ck_assert_int_ge(out, 0);
+  ck_assert_int_eq(write(out, header, sizeof(header)), (int)sizeof(header));
+  ck_assert_int_eq(ftruncate(out, size), 0);
+  ck_assert_int_eq(fchmod(out, 0644), 0);
+  ck_assert_int_eq(close(out), 0);
+}
+
+/* A huge file is refused before any of it is copied: the loop must not
+ * stall copying it. */
+START_TEST(test_huge_file_refused_at_once) {
+  double start, took;
+  char *line = NULL;
+  char limit[32];
+
+  write_sparse_elf("big.so", (off_t)2 << 30);
+  harness_copy(&h, "good.so", "good.so");
+  start = now_s();
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  took = now_s() - start;
+  ck_assert_msg(took < 1.0, "scan took %.1f s", took);
+  assert_one_error("big.so", "2147483648 bytes");
+  harness_error_lines(&h, &line);
+  snprintf(limit, sizeof(limit), "%lld", (long long)MCPD_PLUGIN_MAX_SIZE);
+  ck_assert_msg(strstr(line, limit) != NULL, "%s lacks the limit", line);
+  free(line);
+  assert_good_loaded();
+}
+END_TEST
+
+/* A file that is not ELF is refused from its header, without being copied:
+ * a copy would fail here, since files may not grow past 1 MiB. */
+START_TEST(test_not_elf_not_copied) {
+  static const char text[] = "#!/bin/sh\necho this is not a plugin\n";
+  struct rlimit old, small;
+  void (*old_handler)(int);
+  int fd;
+
+  harness_write(&h, "text.so", text, sizeof(text) - 1);
+  fd = open(harness_path(&h, "text.so"), O_WRONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 8 << 20), 0);
+  close(fd);
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  /* Only the soft limit, so that it can be raised again (CK_FORK=no). */
+  small = old;
+  small.rlim_cur = 1 << 20;
+  old_handler = signal(SIGXFSZ, SIG_IGN);
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  loader_scan(&h.srv.loader);
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, old_handler);
+  assert_one_error("text.so", "not an ELF file");
+}
+END_TEST
+
+/* A reload says which instance went and which came. */
+START_TEST(test_reload_names_replaced_instance) {
+  char expect[PATH_MAX * 3];
+
+  harness_copy(&h, "reload_v1.so", "reload.so");
+  age("reload.so", 10);
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  harness_copy(&h, "reload_v2.so", "reload.so");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  snprintf(expect, sizeof(expect),
+           "mcpd: info: plugin \"reload\" 1 (%s) unloaded; 2 replaces it\n",
+           harness_path(&h, "reload.so"));
+  ck_assert_uint_eq(log_count(expect), 1);
+  /* The line for a plain unload is kept for plain unloads. */
+  ck_assert_uint_eq(log_count("unloaded plugin"), 0);
+  ck_assert_int_eq(unlink(harness_path(&h, "reload.so")), 0);
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  snprintf(expect, sizeof(expect), "unloaded plugin \"reload\" (%s)\n",
+           harness_path(&h, "reload.so"));
+  ck_assert_uint_eq(log_count(expect), 1);
+}
+END_TEST
+
+/* A config entry for a plugin that is not loaded is most likely a typo:
+ * one warning per name, however often asked. */
+START_TEST(test_unused_plugin_config) {
+  char config[PATH_MAX * 2];
+  static const char text[] = "{\"plugins\":{\"good\":{\"answer\":42},"
+                             "\"notez\":{},\"gone\":{\"x\":1},"
+                             "\"goood\":{}}}";
+  FILE *f;
+
+  harness_free(&h);
+  snprintf(config, sizeof(config), "%s/mcpd-unit-config-%ld.json",
+           getenv("TMPDIR") && getenv("TMPDIR")[0] == '/' ? getenv("TMPDIR")
+                                                          : "/tmp",
+           (long)getpid());
+  f = fopen(config, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  {
+    const char *const extra[] = {"--config", config, NULL};
+    harness_init(&h, extra);
+  }
+  unlink(config);
+  harness_copy(&h, "good.so", "good.so");
+  loader_scan(&h.srv.loader);
+  assert_good_loaded();
+  loader_warn_unused_configs(&h.srv.loader);
+  loader_warn_unused_configs(&h.srv.loader);
+  ck_assert_uint_eq(log_count("mcpd: warn: config names plugin \"notez\", but "
+                              "no plugin of that name is loaded"),
+                    1);
+  ck_assert_uint_eq(log_count("config names plugin \"gone\""), 1);
+  /* Close to the name of a loaded plugin: that one is suggested. */
+  ck_assert_uint_eq(log_count("config names plugin \"goood\", but no plugin "
+                              "of that name is loaded (did you mean "
+                              "\"good\"?)"),
+                    1);
+  ck_assert_uint_eq(log_count("did you mean"), 1);
+  ck_assert_uint_eq(log_count("config names plugin \"good\""), 0);
+  ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
+}
+END_TEST
+
+/* Without plugin configs there is nothing to say. */
+START_TEST(test_no_plugin_config_no_warning) {
+  harness_copy(&h, "good.so", "good.so");
+  loader_scan(&h.srv.loader);
+  loader_warn_unused_configs(&h.srv.loader);
+  ck_assert_uint_eq(log_count("config names plugin"), 0);
+}
+END_TEST
+
 Suite *loader_suite(void) {
   Suite *s = suite_create("loader");
   TCase *tc;
@@ -594,6 +938,9 @@ Suite *loader_suite(void) {
   tcase_add_test(tc, test_only_so_files);
   tcase_add_test(tc, test_load_file_directly);
   tcase_add_test(tc, test_plugin_config);
+  tcase_add_test(tc, test_unused_plugin_config);
+  tcase_add_test(tc, test_no_plugin_config_no_warning);
+  tcase_add_test(tc, test_symlink_loads);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("refusals");
@@ -617,6 +964,16 @@ Suite *loader_suite(void) {
   tcase_add_test(tc, test_name_conflict_retried_when_holder_leaves);
   suite_add_tcase(s, tc);
 
+  tc = tcase_create("file_types");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_fifo_refused);
+  tcase_add_test(tc, test_fifo_swapped_in);
+  tcase_add_test(tc, test_symlink_to_fifo_refused);
+  tcase_add_test(tc, test_symlink_loop_reported);
+  tcase_add_test(tc, test_huge_file_refused_at_once);
+  tcase_add_test(tc, test_not_elf_not_copied);
+  suite_add_tcase(s, tc);
+
   tc = tcase_create("permissions");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_group_writable_refused);
@@ -633,6 +990,7 @@ Suite *loader_suite(void) {
   tcase_add_test(tc, test_reload);
   tcase_add_test(tc, test_reload_broken_keeps_old);
   tcase_add_test(tc, test_removed_file_unloads);
+  tcase_add_test(tc, test_reload_names_replaced_instance);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -36,6 +36,7 @@ Suite *loader_suite(void);
 Suite *crash_suite(void);
 Suite *tools_suite(void);
 Suite *server_suite(void);
+Suite *watch_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
