@@ -12,6 +12,7 @@
 #include "log.h"
 #include "session.h"
 #include "strbuf.h"
+#include "utf8.h"
 
 const char *const session_versions[] = {"2025-11-25", "2025-06-18",
                                         "2025-03-26", "2024-11-05", NULL};
@@ -38,11 +39,50 @@ typedef struct batch {
   size_t pending; /* requests not yet answered, +1 while dispatching */
 } batch;
 
+/* The one way out: every byte a client receives is valid UTF-8.  Input
+ * was checked before parsing, but text from plugins (a description, a
+ * result) and error messages quoting input cut to fit a buffer may not be;
+ * such bytes become U+FFFD here, whatever path built the message. */
+static void write_out(session *s, const char *const *parts, const size_t *lens,
+                      int n) {
+  size_t total = 0, off = 0, len;
+  char *joined, *fixed;
+  const char *text;
+  int valid = 1;
+
+  for (int i = 0; i < n; i++) {
+    total += lens[i];
+    if (valid && !utf8_valid(parts[i], lens[i]))
+      valid = 0;
+  }
+  if (valid) {
+    s->io.write(s->io.ctx, parts, lens, n);
+    return;
+  }
+  if ((joined = malloc(total + 1)) == NULL) {
+    log_error("out of memory repairing a %zu-byte message; dropped", total);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    memcpy(joined + off, parts[i], lens[i]);
+    off += lens[i];
+  }
+  fixed = utf8_repair(joined, total, &len);
+  free(joined);
+  if (fixed == NULL) {
+    log_error("out of memory repairing a %zu-byte message; dropped", total);
+    return;
+  }
+  text = fixed;
+  s->io.write(s->io.ctx, &text, &len, 1);
+  free(fixed);
+}
+
 /* Writes a message built as a json-c tree; consumes it. */
 static void send_msg(session *s, json_object *msg) {
   size_t len;
   const char *text = jsonrpc_to_string(msg, &len);
-  s->io.write(s->io.ctx, &text, &len, 1);
+  write_out(s, &text, &len, 1);
   json_object_put(msg);
 }
 
@@ -208,7 +248,7 @@ static void write_reply(request *r, const char *result, size_t len) {
     lens[3] = len;
     parts[4] = "}";
     lens[4] = 1;
-    s->io.write(s->io.ctx, parts, lens, 5);
+    write_out(s, parts, lens, 5);
   }
   request_done(r);
 }

@@ -16,6 +16,7 @@
 #include "jsonrpc.h"
 #include "loader.h"
 #include "unit.h"
+#include "utf8.h"
 
 static harness h;
 
@@ -665,6 +666,32 @@ START_TEST(test_paging_many) {
 }
 END_TEST
 
+/* An error that quotes a long non-ASCII argument name is cut to fit its
+ * buffer; what reaches the client is still valid UTF-8 (found by the
+ * protocol fuzzer). */
+START_TEST(test_quoted_input_stays_utf8) {
+  char line[2048];
+  size_t off;
+  int id = 1;
+
+  off = (size_t)snprintf(line, sizeof(line),
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                         "\"tools/call\",\"params\":{\"name\":\"echo\","
+                         "\"arguments\":{\"text\":\"a\",\"");
+  for (int i = 0; i < 300; i++) {
+    memcpy(line + off, "\xc3\xa9", 2);
+    off += 2;
+  }
+  snprintf(line + off, sizeof(line) - off, "\":1}}}");
+  harness_clear(&h);
+  harness_line(&h, line);
+  harness_run_until(&h, have_response, &id);
+  ck_assert_msg(utf8_valid(h.cap.msgs[0], strlen(h.cap.msgs[0])),
+                "not UTF-8: %s", h.cap.msgs[0]);
+  ck_assert_ptr_nonnull(strstr(h.cap.msgs[0], "\"isError\":true"));
+}
+END_TEST
+
 /* Every result builder, byte for byte as the client reads it. */
 START_TEST(test_every_builder) {
   json_object *msg;
@@ -1078,6 +1105,7 @@ Suite *tools_suite(void) {
   tcase_add_test(tc, test_session_freed_during_call);
   tcase_add_test(tc, test_bogus_return_code);
   tcase_add_test(tc, test_every_builder);
+  tcase_add_test(tc, test_quoted_input_stays_utf8);
   tcase_add_test(tc, test_use_after_complete_refused);
   tcase_add_test(tc, test_complete_after_failure_refused);
   tcase_add_test(tc, test_non_finite_numbers);
