@@ -17,13 +17,23 @@
  *
  *   MCPD_ABI_MAJOR changes only when an existing field or function changes
  *   meaning or position.  The host refuses a plugin whose major differs.
- *   MCPD_ABI_MINOR grows when fields are appended to a struct or functions to
- *   the host table.  The host loads plugins whose minor is <= its own and reads
- *   a trailing field only when the plugin's `size` covers it.  A plugin that
- *   wants a host function added in a later minor MUST check
- *   `host->size > offsetof(struct mcpd_host, that_function)` first.
- *   Members are never removed or reordered within a major; reserved slots must
- *   be zero.  These numbers are independent of the package version.
+ *   MCPD_ABI_MINOR grows when fields are appended to a struct (tables,
+ *   mcpd_request) or functions to the host table; nothing is ever removed,
+ *   reordered or given a new meaning within a major.  These numbers are
+ *   independent of the package version.
+ *
+ *   The rules that make appending safe:
+ *   - The host loads a plugin only when the plugin's minor is <= its own.
+ *     So a plugin may use every host function and every mcpd_request field
+ *     of the header it was built with, without testing anything.
+ *   - MCPD_PLUGIN_DEFINE records the plugin's sizeof of the descriptor and
+ *     of every table element.  The host steps through each table by the
+ *     plugin's element size and reads a field only when that size covers
+ *     it, so a plugin built against an older header keeps loading after
+ *     fields are appended.  Fields the plugin's size does not cover read as
+ *     zero.
+ *   - Reserved fields MUST be zero; the host refuses a plugin that sets one,
+ *     in every table, so they can be given meaning later.
  *
  * OWNERSHIP, in one paragraph
  *
@@ -117,9 +127,37 @@ extern "C" {
  * mcpd_call  -- one tool call, resource read or prompt get in flight; valid
  *               from the callback's start until the call completes (the
  *               callback returns, or mcpd_host.complete() for asynchronous
- *               tools).  After completion the plugin MUST NOT touch it. */
+ *               tools).  After completion the plugin MUST NOT use it. */
 typedef struct mcpd_self mcpd_self;
 typedef struct mcpd_call mcpd_call;
+typedef struct mcpd_host mcpd_host;
+
+/* What every callback receives besides its call: who it is, what it was
+ * asked, and the host.  Owned by the host; valid until the call completes
+ * (for MCPD_EXEC_ASYNC tools, until complete()).  Fields are appended in
+ * later minors; a plugin reads only those of the header it was built
+ * with. */
+typedef struct mcpd_request {
+  /* sizeof(mcpd_request) in the host. */
+  size_t size;
+  const mcpd_host *host;
+  mcpd_self *self;
+  /* What init() stored in *state. */
+  void *state;
+  /* The `data` of the table entry (or run-time entry) being served, so one
+   * callback can serve many entries without comparing names. */
+  void *data;
+  /* The tool or prompt name the call was made under; the resource URI
+   * for a read. */
+  const char *name;
+  /* Tools: the validated "arguments" object (never NULL: an absent one
+   * arrives as {}).  Prompts: the arguments, an object of strings.  Reads:
+   * NULL.  Borrowed. */
+  json_object *arguments;
+  /* Resource-template reads: the variables the URI matched, an object of
+   * strings ({"path": "a/b"} for file:///{path}).  NULL otherwise. */
+  json_object *variables;
+} mcpd_request;
 
 /* Where a tool's callback runs. */
 typedef enum mcpd_exec {
@@ -152,32 +190,33 @@ typedef enum mcpd_log_level {
   MCPD_LOG_EMERGENCY
 } mcpd_log_level;
 
-/* A tool callback.  `arguments` is the validated "arguments" object (never
- * NULL: an absent one arrives as an empty object), borrowed.  `state` is what
- * init() stored.  Build the result on `call` with the host's result_*
- * functions, then return MCPD_OK.  Returning MCPD_ERROR without having built
- * anything yields a JSON-RPC internal error; a callback that returns MCPD_OK
- * but built nothing also gets one.  Tool failures the model should see are
- * results: use mcpd_host.result_error().  For MCPD_EXEC_ASYNC tools the
- * return value only says whether the work started (MCPD_ERROR: it did not,
- * and complete() MUST NOT be called). */
-typedef int (*mcpd_tool_cb)(mcpd_call *call, json_object *arguments,
-                            void *state);
+/* A tool callback.  `req->arguments` is the validated "arguments" object.
+ * Build the result on `call` with the host's result_* functions, then
+ * return MCPD_OK.  Returning MCPD_ERROR without having built anything yields
+ * a JSON-RPC internal error; a callback that returns MCPD_OK but built
+ * nothing also gets one.  Tool failures the model should see are results:
+ * use mcpd_host.result_error().  For MCPD_EXEC_ASYNC tools the return value
+ * only says whether the work started (MCPD_ERROR: it did not, and
+ * complete() MUST NOT be called). */
+typedef int (*mcpd_tool_cb)(mcpd_call *call, const mcpd_request *req);
 
-/* Reads a resource: add contents with result_resource_text/blob.
- * `uri` is borrowed.  (Declared and validated from ABI 1.0.) */
-typedef int (*mcpd_read_cb)(mcpd_call *call, const char *uri, void *state);
+/* Reads a resource (`req->name` is the URI; for a template,
+ * `req->variables` holds what matched): add contents with
+ * result_resource_text/blob.  Runs on the loop thread unless the entry says
+ * otherwise. */
+typedef int (*mcpd_read_cb)(mcpd_call *call, const mcpd_request *req);
 
-/* Renders a prompt.  `arguments` is an object of strings, borrowed.
- * (Declared and validated from ABI 1.0; the builders that serve prompts are
- * appended to mcpd_host in a later minor.) */
-typedef int (*mcpd_prompt_cb)(mcpd_call *call, json_object *arguments,
-                              void *state);
+/* Renders a prompt; `req->arguments` is an object of strings whose
+ * required members the host has checked. */
+typedef int (*mcpd_prompt_cb)(mcpd_call *call, const mcpd_request *req);
 
-/* Completes an argument value (served in a later minor, like prompts). */
-typedef int (*mcpd_complete_cb)(mcpd_call *call, const char *argument,
-                                const char *value, json_object *context,
-                                void *state);
+/* Completes the value of an argument (a prompt argument or a template
+ * variable): `argument` is its name, `value` what the user typed so far,
+ * `context` the other arguments already chosen (an object of strings, or
+ * NULL). */
+typedef int (*mcpd_complete_cb)(mcpd_call *call, const mcpd_request *req,
+                                const char *argument, const char *value,
+                                json_object *context);
 
 typedef struct mcpd_tool {
   /* REQUIRED.  1..64 characters of [A-Za-z0-9_.-], unique across all
@@ -204,8 +243,10 @@ typedef struct mcpd_tool {
   signed char destructive_hint;
   signed char idempotent_hint;
   signed char open_world_hint;
+  /* OPTIONAL, handed to the callback as req->data. */
+  void *data;
   /* Reserved for growth; MUST be zero. */
-  void *reserved[4];
+  void *reserved[3];
 } mcpd_tool;
 
 typedef struct mcpd_resource {
@@ -215,7 +256,8 @@ typedef struct mcpd_resource {
   const char *description; /* OPTIONAL */
   const char *mime_type;   /* OPTIONAL */
   mcpd_read_cb read;       /* REQUIRED */
-  void *reserved[4];
+  void *data;              /* OPTIONAL, req->data */
+  void *reserved[3];       /* MUST be zero */
 } mcpd_resource;
 
 typedef struct mcpd_resource_template {
@@ -226,7 +268,8 @@ typedef struct mcpd_resource_template {
   const char *mime_type;     /* OPTIONAL */
   mcpd_read_cb read;         /* REQUIRED */
   mcpd_complete_cb complete; /* OPTIONAL */
-  void *reserved[4];
+  void *data;                /* OPTIONAL, req->data */
+  void *reserved[3];         /* MUST be zero */
 } mcpd_resource_template;
 
 typedef struct mcpd_prompt_argument {
@@ -234,6 +277,7 @@ typedef struct mcpd_prompt_argument {
   const char *title;       /* OPTIONAL */
   const char *description; /* OPTIONAL */
   int required;            /* nonzero: the client must supply it */
+  void *reserved[2];       /* MUST be zero */
 } mcpd_prompt_argument;
 
 typedef struct mcpd_prompt {
@@ -244,7 +288,8 @@ typedef struct mcpd_prompt {
   const mcpd_prompt_argument *arguments;
   mcpd_prompt_cb get;        /* REQUIRED */
   mcpd_complete_cb complete; /* OPTIONAL */
-  void *reserved[4];
+  void *data;                /* OPTIONAL, req->data */
+  void *reserved[3];         /* MUST be zero */
 } mcpd_prompt;
 
 /* Sentinels that close each table.  An entry ends its table only when it is
@@ -263,12 +308,13 @@ typedef struct mcpd_prompt {
 #define MCPD_PROMPT_ARGUMENT_END                                               \
   { 0 }
 
-/* The host services, an append-only table given to init().  Every function
+/* The host services, an append-only table given to init() and reachable
+ * from every callback as req->host.  Every function
  * may be called from any thread unless its comment says otherwise.  The
  * `call` functions may only be used while that call is in flight. */
 struct mcpd_host {
-  /* sizeof(struct mcpd_host) in the host; test before using a member that
-   * a later minor added. */
+  /* sizeof(struct mcpd_host) in the host.  No test is needed before using
+   * a member: the host refuses plugins built for a newer minor. */
   size_t size;
   unsigned abi_major;
   unsigned abi_minor;
@@ -353,9 +399,15 @@ struct mcpd_host {
   /* Why the last host function that failed on this thread failed, or "".
    * Valid until the next host call on the same thread. */
   const char *(*last_error)(void);
+  /* Runs cb(arg) once when the call is cancelled -- by the client, or
+   * because mcpd is shutting down -- on the loop thread, so it MUST NOT
+   * block; typically it wakes the thread doing the work.  If the call is
+   * already cancelled, cb runs before on_cancel returns (on the calling
+   * thread).  It never runs after the call completed.  One callback per
+   * call; a second replaces the first. */
+  int (*on_cancel)(mcpd_call *call, void (*cb)(void *arg), void *arg);
   /* Appends go here; never reorder what is above. */
 };
-typedef struct mcpd_host mcpd_host;
 
 /* init() is called once after the descriptor and tables were accepted, on
  * the loop thread.  `config` is this plugin's object from the --config file
@@ -377,6 +429,14 @@ typedef struct mcpd_plugin_descriptor {
   uint16_t abi_major;
   uint16_t abi_minor;
   uint32_t size;
+  /* The plugin's sizeof of each table element, also filled by the macro:
+   * the host steps through the tables by these. */
+  uint16_t tool_size;
+  uint16_t resource_size;
+  uint16_t resource_template_size;
+  uint16_t prompt_size;
+  uint16_t prompt_argument_size;
+  uint16_t reserved_size[3]; /* MUST be zero */
   /* REQUIRED, same character rules as tool names; unique per host. */
   const char *name;
   /* REQUIRED, free-form ("1.2.0"). */
@@ -405,6 +465,11 @@ typedef struct mcpd_plugin_descriptor {
       .abi_major = MCPD_ABI_MAJOR,                                             \
       .abi_minor = MCPD_ABI_MINOR,                                             \
       .size = (uint32_t)sizeof(mcpd_plugin_descriptor),                        \
+      .tool_size = (uint16_t)sizeof(mcpd_tool),                                \
+      .resource_size = (uint16_t)sizeof(mcpd_resource),                        \
+      .resource_template_size = (uint16_t)sizeof(mcpd_resource_template),      \
+      .prompt_size = (uint16_t)sizeof(mcpd_prompt),                            \
+      .prompt_argument_size = (uint16_t)sizeof(mcpd_prompt_argument),          \
       __VA_ARGS__}
 
 #ifdef __cplusplus

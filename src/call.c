@@ -111,7 +111,7 @@ static mcpd_call *handle_of(mcpd_call *c) {
 
 static void work_cb(uv_work_t *work) {
   mcpd_call *c = work->data;
-  c->status = c->tool->cb(handle_of(c), c->args, c->plugin->state);
+  c->status = c->tool->cb(handle_of(c), &c->request);
 }
 
 static void after_work_cb(uv_work_t *work, int status) {
@@ -229,6 +229,13 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
     request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
+  c->request.size = sizeof(c->request);
+  c->request.host = &call_host_api;
+  c->request.self = &c->plugin->self;
+  c->request.state = c->plugin->state;
+  c->request.data = tool->data;
+  c->request.name = tool->name;
+  c->request.arguments = c->args;
   c->progress_token = copy_token(r->params);
   c->last_progress = -1e300;
   c->work.data = c;
@@ -236,12 +243,12 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
 
   switch (tool->exec) {
   case MCPD_EXEC_INLINE:
-    rc = tool->cb(handle_of(c), args, c->plugin->state);
+    rc = tool->cb(handle_of(c), &c->request);
     atomic_store(&c->completed, 1);
     call_done(c, rc);
     break;
   case MCPD_EXEC_ASYNC:
-    rc = tool->cb(handle_of(c), c->args, c->plugin->state);
+    rc = tool->cb(handle_of(c), &c->request);
     /* On failure to start, finish now -- unless the plugin already called
      * complete(), whose queued event will finish it. */
     if (rc != MCPD_OK && !atomic_exchange(&c->completed, 1))
@@ -257,7 +264,26 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
 }
 
 void call_cancel(mcpd_call *c) {
-  atomic_store(&c->cancelled, 1);
+  handle_slot *slot;
+  char owner[HANDLES_OWNER_MAX + 1];
+  void (*cb)(void *) = NULL;
+  void *arg = NULL;
+
+  if (atomic_exchange(&c->cancelled, 1))
+    return;
+  /* The plugin may be registering its callback right now on another
+   * thread: read it with the slot locked, run it without the lock (it may
+   * call host functions).  The call cannot finish meanwhile: that happens
+   * on this thread. */
+  if (handles_enter(c->handle, &slot, owner) != NULL) {
+    if (!atomic_load(&c->completed)) {
+      cb = c->cancel_cb;
+      arg = c->cancel_arg;
+    }
+    handles_leave(slot);
+  }
+  if (cb != NULL)
+    cb(arg);
 }
 
 /* Checks the shape of a result a plugin handed over whole. */
@@ -736,6 +762,7 @@ static void remove_tool_run(hostq_event *base) {
 
 static int host_add_tool(mcpd_self *self, const mcpd_tool *def) {
   plugin *p = self ? self->plugin : NULL;
+  mcpd_tool entry;
   call_exec *e;
   char err[400];
   reg_tool *t;
@@ -745,7 +772,13 @@ static int host_add_tool(mcpd_self *self, const mcpd_tool *def) {
     set_error("add_tool: self and tool must not be NULL");
     return MCPD_ERROR;
   }
-  t = reg_tool_new(def, p, err, sizeof(err));
+  /* The entry has the plugin's layout: copy what its size covers. */
+  {
+    size_t size = p->desc->tool_size;
+    memset(&entry, 0, sizeof(entry));
+    memcpy(&entry, def, size < sizeof(entry) ? size : sizeof(entry));
+  }
+  t = reg_tool_new(&entry, p, err, sizeof(err));
   if (t == NULL) {
     log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
     set_error("%s", err);
@@ -964,6 +997,20 @@ static const char *host_call_tool_name(mcpd_call *h) {
   return name;
 }
 
+static int host_on_cancel(mcpd_call *h, void (*cb)(void *arg), void *arg) {
+  int now;
+  CALL_OR(h, "on_cancel", (void)0);
+  (void)rc;
+  c->cancel_cb = cb;
+  c->cancel_arg = arg;
+  now = atomic_load(&c->cancelled) && !atomic_load(&c->completed);
+  handles_leave(slot);
+  /* Cancelled before the plugin asked: call_cancel found no callback. */
+  if (now && cb != NULL)
+    cb(arg);
+  return MCPD_OK;
+}
+
 static const char *host_last_error(void) {
   return last_error;
 }
@@ -994,4 +1041,5 @@ const mcpd_host call_host_api = {
     .result_textf = host_result_textf,
     .call_tool_name = host_call_tool_name,
     .last_error = host_last_error,
+    .on_cancel = host_on_cancel,
 };

@@ -53,7 +53,12 @@ struct mcpd_call {
   json_object *structured;  /* structuredContent */
   json_object *replacement; /* result_json() */
   int is_error;
-  int bad_result; /* a builder was misused */
+  int bad_result;       /* a builder was misused */
+  mcpd_request request; /* what the callback receives */
+  /* mcpd_host.on_cancel(); written and read with the handle's slot
+   * locked, run on the loop thread. */
+  void (*cancel_cb)(void *arg);
+  void *cancel_arg;
   json_object *progress_token;
   double last_progress;
   int status;

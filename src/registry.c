@@ -125,6 +125,7 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
   }
   t->refs = 1;
   t->cb = def->call;
+  t->data = def->data;
   t->exec = def->exec;
   t->owner = owner;
   {

@@ -22,6 +22,7 @@ struct plugin;
 typedef struct reg_tool {
   char *name;
   mcpd_tool_cb cb;
+  void *data; /* the entry's, for mcpd_request.data */
   int exec;
   json_object *input_schema;  /* owned */
   json_object *output_schema; /* owned, may be NULL */

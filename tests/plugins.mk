@@ -15,6 +15,8 @@
 #   schema_not_object  input schema {"type":"array"}   refused
 #   bad_name           tool name "has space"           refused
 #   dup_a, dup_b       both declare tool "same_name"   second one refused
+#   bad_size           a tool element size of 8        refused
+#   bad_reserved       a prompt argument sets reserved refused
 
 check_LTLIBRARIES += tests/plugins/good.la
 tests_plugins_good_la_SOURCES = tests/plugins/good.c
@@ -93,3 +95,13 @@ check_LTLIBRARIES += tests/plugins/printf_init.la
 tests_plugins_printf_init_la_SOURCES = tests/plugins/printf_init.c
 tests_plugins_printf_init_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
 tests_plugins_printf_init_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/bad_size.la
+tests_plugins_bad_size_la_SOURCES = tests/plugins/bad_size.c
+tests_plugins_bad_size_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_bad_size_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/bad_reserved.la
+tests_plugins_bad_reserved_la_SOURCES = tests/plugins/bad_reserved.c
+tests_plugins_bad_reserved_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_bad_reserved_la_LIBADD = $(JSONC_LIBS)

@@ -1,16 +1,9 @@
 /* hello.c -- the smallest mcpd plugin: one tool that greets by name. */
 #include <mcpd.h>
 
-static const mcpd_host *host;
-
-static int hello_init(const mcpd_host *h, mcpd_self *self, json_object *config,
-                      void **state, char **errmsg) {
-  host = h;
-  return MCPD_OK;
-}
-
-static int hello(mcpd_call *call, json_object *arguments, void *state) {
-  json_object *name = json_object_object_get(arguments, "name");
+static int hello(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  json_object *name = json_object_object_get(req->arguments, "name");
   char *text = host->mprintf("Hello, %s!", json_object_get_string(name));
   int rc = host->result_text(call, text);
 
@@ -28,5 +21,4 @@ static const mcpd_tool tools[] = {
     MCPD_TOOL_END,
 };
 
-MCPD_PLUGIN_DEFINE(.name = "hello", .version = "1.0", .init = hello_init,
-                   .tools = tools);
+MCPD_PLUGIN_DEFINE(.name = "hello", .version = "1.0", .tools = tools);

@@ -26,9 +26,6 @@
 #define CALC_MAX_LENGTH 4096
 #define CALC_MAX_DEPTH 64
 
-/* The host table arrives in init(); see echo.c for why a static is safe. */
-static const mcpd_host *host;
-
 enum domain { ANY, NONNEGATIVE, POSITIVE };
 
 /* Functions with `fold` take two or more arguments combined pairwise. */
@@ -286,20 +283,14 @@ static void format_number(double v, char *buf, size_t size) {
   }
 }
 
-static int calc_init(const mcpd_host *h, mcpd_self *self, json_object *config,
-                     void **state, char **errmsg) {
-  (void)self, (void)config, (void)state, (void)errmsg;
-  host = h;
-  return MCPD_OK;
-}
-
-static int calculate(mcpd_call *call, json_object *arguments, void *state) {
+static int calculate(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  json_object *arguments = req->arguments;
   struct parser p = {0};
   json_object *expression, *structured;
   char text[32];
   double v;
 
-  (void)state;
   if (!json_object_object_get_ex(arguments, "expression", &expression))
     return host->result_error(call, "missing argument 'expression'");
   p.text = json_object_get_string(expression);
@@ -358,4 +349,4 @@ static const mcpd_tool tools[] = {
 
 MCPD_PLUGIN_DEFINE(.name = "calc", .version = "1.0",
                    .description = "A calculator for arithmetic expressions.",
-                   .init = calc_init, .tools = tools);
+                   .tools = tools);

@@ -5,26 +5,13 @@
  */
 #include <mcpd.h>
 
-/* The host table arrives in init().  A static is safe: a plugin image is
- * mapped once per process, and should two instances ever share an image,
- * both would store the same pointer, because the host has one table for the
- * whole process and it outlives every plugin. */
-static const mcpd_host *host;
-
-static int echo_init(const mcpd_host *h, mcpd_self *self, json_object *config,
-                     void **state, char **errmsg) {
-  (void)self, (void)config, (void)state, (void)errmsg;
-  host = h;
-  return MCPD_OK;
-}
-
-static int echo_call(mcpd_call *call, json_object *arguments, void *state) {
+static int echo_call(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
   json_object *text;
 
-  (void)state;
   /* The schema makes "text" a required string, so the host has checked it.
    * The explicit length keeps embedded NUL characters intact. */
-  if (!json_object_object_get_ex(arguments, "text", &text))
+  if (!json_object_object_get_ex(req->arguments, "text", &text))
     return host->result_error(call, "missing argument 'text'");
   return host->result_text_len(call, json_object_get_string(text),
                                (size_t)json_object_get_string_len(text));
@@ -53,4 +40,4 @@ static const mcpd_tool tools[] = {
 MCPD_PLUGIN_DEFINE(.name = "echo", .version = "1.0",
                    .description = "Echoes text back; a smoke test and "
                                   "benchmark target.",
-                   .init = echo_init, .tools = tools);
+                   .tools = tools);

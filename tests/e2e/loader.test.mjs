@@ -53,6 +53,8 @@ const BROKEN = {
   bad_schema: /schema/i,
   schema_not_object: /schema|object/i,
   bad_name: /name/i,
+  bad_size: /tool size 8/,
+  bad_reserved: /argument "topic" sets reserved fields/,
 };
 const NOT_ELF = {
   'notelf.so': /ELF|shared object|dlopen|header/i,

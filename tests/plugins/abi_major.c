@@ -4,9 +4,9 @@
  * current numbers. */
 #include <mcpd.h>
 
-static int abi_major_call(mcpd_call *call, json_object *arguments,
-                          void *state) {
-  (void)call, (void)arguments, (void)state;
+static int abi_major_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

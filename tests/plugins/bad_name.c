@@ -2,8 +2,9 @@
  * host must refuse the plugin and say which name is wrong. */
 #include <mcpd.h>
 
-static int bad_name_call(mcpd_call *call, json_object *arguments, void *state) {
-  (void)call, (void)arguments, (void)state;
+static int bad_name_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

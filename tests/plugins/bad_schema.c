@@ -2,9 +2,9 @@
  * the plugin at load, naming the tool. */
 #include <mcpd.h>
 
-static int bad_schema_call(mcpd_call *call, json_object *arguments,
-                           void *state) {
-  (void)call, (void)arguments, (void)state;
+static int bad_schema_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

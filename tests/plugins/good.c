@@ -46,7 +46,9 @@ static const char *arg_string(json_object *arguments, const char *key) {
              : "";
 }
 
-static int good_add(mcpd_call *call, json_object *arguments, void *state) {
+static int good_add(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   struct good *g = state;
   json_object *out;
   char text[32];
@@ -69,7 +71,9 @@ static int good_add(mcpd_call *call, json_object *arguments, void *state) {
 }
 
 /* Pool tools run on worker threads; they touch only read-only state. */
-static int good_slow(mcpd_call *call, json_object *arguments, void *state) {
+static int good_slow(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   struct good *g = state;
   json_object *v;
   char text[32];
@@ -154,29 +158,27 @@ static void reap_jobs(struct good *g, int all) {
 static int start_job(struct good *g, mcpd_call *call, const char *text,
                      int mode);
 
-static int good_async_echo(mcpd_call *call, json_object *arguments,
-                           void *state) {
+static int good_async_echo(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   return start_job(state, call, arg_string(arguments, "text"), 0);
 }
 
-static int good_complete_twice(mcpd_call *call, json_object *arguments,
-                               void *state) {
-  (void)arguments;
+static int good_complete_twice(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   return start_job(state, call, "once", 1);
 }
 
 /* Returns MCPD_ERROR, and its thread still calls complete() later. */
-static int good_fail_then_complete(mcpd_call *call, json_object *arguments,
-                                   void *state) {
-  (void)arguments;
+static int good_fail_then_complete(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   return start_job(state, call, "", 2) == MCPD_OK ? MCPD_ERROR : MCPD_ERROR;
 }
 
-static int good_misuse_report(mcpd_call *call, json_object *arguments,
-                              void *state) {
+static int good_misuse_report(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
   char text[128];
-  (void)arguments;
   pthread_mutex_lock(&g->lock);
   snprintf(text, sizeof(text), "%s", g->misuse);
   pthread_mutex_unlock(&g->lock);
@@ -210,7 +212,9 @@ static int start_job(struct good *g, mcpd_call *call, const char *text,
   return MCPD_OK;
 }
 
-static int good_progress(mcpd_call *call, json_object *arguments, void *state) {
+static int good_progress(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   struct good *g = state;
   json_object *v;
   char message[32];
@@ -226,40 +230,40 @@ static int good_progress(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, "done");
 }
 
-static int good_nothing(mcpd_call *call, json_object *arguments, void *state) {
-  (void)call, (void)arguments, (void)state;
+static int good_nothing(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_OK;
 }
 
-static int good_garbage(mcpd_call *call, json_object *arguments, void *state) {
+static int good_garbage(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
 
-  (void)arguments;
   return g->host->result_json(call, json_object_new_string("not a result"));
 }
 
-static int good_fail(mcpd_call *call, json_object *arguments, void *state) {
+static int good_fail(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
 
-  (void)arguments;
   return g->host->result_error(call, "it failed on purpose");
 }
 
-static int good_crash(mcpd_call *call, json_object *arguments, void *state) {
+static int good_crash(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
 
-  (void)arguments;
   raise(SIGSEGV);
   /* Reached only if the host caught and returned from the signal. */
   return g->host->result_error(call, "survived SIGSEGV");
 }
 
-static int good_stdout_writer(mcpd_call *call, json_object *arguments,
-                              void *state) {
+static int good_stdout_writer(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
   ssize_t n;
 
-  (void)arguments;
   /* Both the stdio buffer and a raw write(2) must miss the protocol. */
   printf("GARBAGE ON STDOUT\n");
   fflush(stdout);
@@ -279,10 +283,8 @@ static int dyn_call(mcpd_call *call, void *state, int slot) {
 }
 
 #define DYN_CB(i)                                                              \
-  static int dyn_cb_##i(mcpd_call *call, json_object *arguments,               \
-                        void *state) {                                         \
-    (void)arguments;                                                           \
-    return dyn_call(call, state, i);                                           \
+  static int dyn_cb_##i(mcpd_call *call, const mcpd_request *req) {            \
+    return dyn_call(call, req->state, i);                                      \
   }
 DYN_CB(0)
 DYN_CB(1)
@@ -298,7 +300,9 @@ static const mcpd_tool_cb dyn_cbs[DYN_SLOTS] = {
     dyn_cb_4, dyn_cb_5, dyn_cb_6, dyn_cb_7,
 };
 
-static int good_dyn_add(mcpd_call *call, json_object *arguments, void *state) {
+static int good_dyn_add(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   struct good *g = state;
   const char *name = arg_string(arguments, "name");
   mcpd_tool tool = {0};
@@ -327,8 +331,9 @@ static int good_dyn_add(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, "ok");
 }
 
-static int good_dyn_remove(mcpd_call *call, json_object *arguments,
-                           void *state) {
+static int good_dyn_remove(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   struct good *g = state;
   const char *name = arg_string(arguments, "name");
   int slot;
@@ -344,10 +349,10 @@ static int good_dyn_remove(mcpd_call *call, json_object *arguments,
   return g->host->result_text(call, "ok");
 }
 
-static int good_log(mcpd_call *call, json_object *arguments, void *state) {
+static int good_log(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
 
-  (void)arguments;
   g->host->log(g->self, MCPD_LOG_DEBUG, "a %s message", "debug");
   g->host->log(g->self, MCPD_LOG_INFO, "an %s message", "info");
   g->host->log(g->self, MCPD_LOG_WARNING, "a %s message", "warning");
@@ -355,18 +360,62 @@ static int good_log(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, "logged");
 }
 
-static int good_env(mcpd_call *call, json_object *arguments, void *state) {
+static int good_env(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
+  void *state = req->state;
   struct good *g = state;
   const char *value = getenv(arg_string(arguments, "name"));
 
   return g->host->result_text(call, value != NULL ? value : "");
 }
 
+/* Returns the entry's data: one callback could serve many entries. */
+static int good_data_echo(mcpd_call *call, const mcpd_request *req) {
+  return req->host->result_textf(call, "%s %s", req->name,
+                                 (const char *)req->data);
+}
+
+/* Sleeps until cancelled, woken by on_cancel() instead of polling. */
+struct waiter {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int woken;
+};
+
+static void wake(void *arg) {
+  struct waiter *w = arg;
+  pthread_mutex_lock(&w->lock);
+  w->woken = 1;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static int good_wait_cancel(mcpd_call *call, const mcpd_request *req) {
+  struct waiter w = {.woken = 0};
+  struct timespec until;
+  int woken;
+
+  pthread_mutex_init(&w.lock, NULL);
+  pthread_cond_init(&w.cond, NULL);
+  req->host->on_cancel(call, wake, &w);
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 30;
+  pthread_mutex_lock(&w.lock);
+  while (!w.woken && pthread_cond_timedwait(&w.cond, &w.lock, &until) == 0)
+    continue;
+  woken = w.woken;
+  pthread_mutex_unlock(&w.lock);
+  /* After the call ends the host never runs `wake`, so `w` may go. */
+  pthread_cond_destroy(&w.cond);
+  pthread_mutex_destroy(&w.lock);
+  return req->host->result_text(call, woken ? "woken" : "timed out");
+}
+
 /* One block from every builder, in a known order. */
-static int good_builders(mcpd_call *call, json_object *arguments, void *state) {
+static int good_builders(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
   const mcpd_host *h = g->host;
-  (void)arguments;
   if (h->result_text(call, "text") != MCPD_OK ||
       h->result_text_len(call, "len\0gth", 6) != MCPD_OK ||
       h->result_textf(call, "%s-%d", "textf", 7) != MCPD_OK ||
@@ -388,13 +437,12 @@ static int good_builders(mcpd_call *call, json_object *arguments, void *state) {
 }
 
 /* A whole result handed over as json-c. */
-static int good_json_result(mcpd_call *call, json_object *arguments,
-                            void *state) {
+static int good_json_result(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
   json_object *result = json_object_new_object();
   json_object *content = json_object_new_array();
   json_object *block = json_object_new_object();
-  (void)arguments;
   json_object_object_add(block, "type", json_object_new_string("text"));
   json_object_object_add(block, "text", json_object_new_string("whole"));
   json_object_array_add(content, block);
@@ -404,22 +452,22 @@ static int good_json_result(mcpd_call *call, json_object *arguments,
 }
 
 /* Builds a result, then returns a code that is neither OK nor ERROR. */
-static int good_bogus(mcpd_call *call, json_object *arguments, void *state) {
+static int good_bogus(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
-  (void)arguments;
   g->host->result_text(call, "looks fine");
   return 7;
 }
 
 /* Starts a child that reads its stdin to the end and prints its ignored
  * signals: what a program a plugin runs inherits from mcpd. */
-static int good_child(mcpd_call *call, json_object *arguments, void *state) {
+static int good_child(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
   char out[4096];
   size_t n;
   FILE *f;
 
-  (void)arguments;
   f = popen("cat; grep '^SigIgn' /proc/self/status", "r");
   if (f == NULL)
     return g->host->result_error(call, "popen failed");
@@ -429,10 +477,10 @@ static int good_child(mcpd_call *call, json_object *arguments, void *state) {
   return g->host->result_text(call, out);
 }
 
-static int good_config(mcpd_call *call, json_object *arguments, void *state) {
+static int good_config(mcpd_call *call, const mcpd_request *req) {
+  void *state = req->state;
   struct good *g = state;
 
-  (void)arguments;
   if (g->config == NULL)
     return g->host->result_text(call, "null");
   return g->host->result_text(
@@ -574,6 +622,19 @@ static const mcpd_tool tools[] = {
         .input_schema = OBJECT_REQUIRED(STRING_ARG("name"), "\"name\""),
         .call = good_env,
         .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "data_echo",
+        .description = "Returns its name and its table entry's data.",
+        .call = good_data_echo,
+        .exec = MCPD_EXEC_INLINE,
+        .data = (void *)"entry-data",
+    },
+    {
+        .name = "wait_cancel",
+        .description = "Waits (up to 30 s) until on_cancel() wakes it.",
+        .call = good_wait_cancel,
+        .exec = MCPD_EXEC_POOL,
     },
     {
         .name = "builders",

@@ -18,9 +18,9 @@ static void init_fails_fini(void *state) {
   free(state);
 }
 
-static int init_fails_call(mcpd_call *call, json_object *arguments,
-                           void *state) {
-  (void)call, (void)arguments, (void)state;
+static int init_fails_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

@@ -19,10 +19,10 @@
 /* One image, one host table: see plugins/echo/echo.c. */
 static const mcpd_host *host;
 
-static int many_echo(mcpd_call *call, json_object *arguments, void *state) {
+static int many_echo(mcpd_call *call, const mcpd_request *req) {
+  json_object *arguments = req->arguments;
   json_object *text;
 
-  (void)state;
   if (!json_object_object_get_ex(arguments, "text", &text))
     return host->result_error(call, "missing argument 'text'");
   return host->result_text_len(call, json_object_get_string(text),

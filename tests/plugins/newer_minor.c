@@ -3,9 +3,9 @@
  * host functions this host lacks. */
 #include <mcpd.h>
 
-static int newer_minor_call(mcpd_call *call, json_object *arguments,
-                            void *state) {
-  (void)call, (void)arguments, (void)state;
+static int newer_minor_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

@@ -4,9 +4,9 @@
  * that the object really has a descriptor, just not under the right name. */
 #include <mcpd.h>
 
-static int no_symbol_call(mcpd_call *call, json_object *arguments,
-                          void *state) {
-  (void)call, (void)arguments, (void)state;
+static int no_symbol_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

@@ -3,9 +3,9 @@
  * host must see this one and refuse the plugin rather than stop early. */
 #include <mcpd.h>
 
-static int null_name_call(mcpd_call *call, json_object *arguments,
-                          void *state) {
-  (void)call, (void)arguments, (void)state;
+static int null_name_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

@@ -20,9 +20,8 @@ static int printf_init_init(const mcpd_host *h, mcpd_self *self,
   return MCPD_OK;
 }
 
-static int printf_init_call(mcpd_call *call, json_object *arguments,
-                            void *state) {
-  (void)arguments, (void)state;
+static int printf_init_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
   return host->result_text(call, "ok");
 }
 

@@ -12,9 +12,8 @@ static int reload_init(const mcpd_host *h, mcpd_self *self, json_object *config,
   return MCPD_OK;
 }
 
-static int reload_version(mcpd_call *call, json_object *arguments,
-                          void *state) {
-  (void)arguments, (void)state;
+static int reload_version(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
   return host->result_text(call, "1");
 }
 

@@ -2,9 +2,9 @@
  * schema.  Tool arguments are always an object, so the host must refuse it. */
 #include <mcpd.h>
 
-static int schema_not_object_call(mcpd_call *call, json_object *arguments,
-                                  void *state) {
-  (void)call, (void)arguments, (void)state;
+static int schema_not_object_call(mcpd_call *call, const mcpd_request *req) {
+  (void)req;
+  (void)call;
   return MCPD_ERROR;
 }
 

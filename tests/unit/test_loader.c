@@ -98,7 +98,7 @@ START_TEST(test_good_loads) {
   harness_copy(&h, "good.so", "good.so");
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   assert_good_loaded();
-  ck_assert_uint_eq(h.srv.registry.count, 21);
+  ck_assert_uint_eq(h.srv.registry.count, 23);
   ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
   /* A second scan of an unchanged directory changes nothing. */
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
@@ -128,6 +128,21 @@ START_TEST(test_newer_minor) {
            MCPD_ABI_MAJOR, MCPD_ABI_MINOR + 1, MCPD_ABI_MAJOR, MCPD_ABI_MAJOR,
            MCPD_ABI_MINOR);
   check_refused("newer_minor.so", reason);
+}
+END_TEST
+
+/* Tables are stepped through by the element size the plugin recorded; a
+ * size no 1.x header produces is refused, not trusted. */
+START_TEST(test_bad_element_size) {
+  check_refused("bad_size.so", "tool size 8 is not what ABI 1.x allows");
+}
+END_TEST
+
+/* Reserved fields are refused in every table, prompt arguments included. */
+START_TEST(test_reserved_in_prompt_argument) {
+  check_refused("bad_reserved.so",
+                "prompt \"bad_reserved\": argument \"topic\" sets reserved "
+                "fields");
 }
 END_TEST
 
@@ -262,7 +277,7 @@ START_TEST(test_many_refusals_at_once) {
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   assert_good_loaded();
   ck_assert_uint_eq(count_plugins(), 1);
-  ck_assert_uint_eq(h.srv.registry.count, 21);
+  ck_assert_uint_eq(h.srv.registry.count, 23);
 
   log = harness_log(&h);
   for (line = log; *line != '\0'; line = end + 1) {
@@ -948,6 +963,8 @@ Suite *loader_suite(void) {
   tcase_add_test(tc, test_abi_major);
   tcase_add_test(tc, test_newer_minor);
   tcase_add_test(tc, test_no_symbol);
+  tcase_add_test(tc, test_bad_element_size);
+  tcase_add_test(tc, test_reserved_in_prompt_argument);
   tcase_add_test(tc, test_not_elf);
   tcase_add_test(tc, test_empty_file);
   tcase_add_test(tc, test_truncated_elf);

@@ -8,8 +8,8 @@
 #include "registry.h"
 #include "unit.h"
 
-static int dummy_cb(mcpd_call *call, json_object *arguments, void *state) {
-  (void)call, (void)arguments, (void)state;
+static int dummy_cb(mcpd_call *call, const mcpd_request *req) {
+  (void)call, (void)req;
   return MCPD_OK;
 }
 

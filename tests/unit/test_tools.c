@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "call.h"
 #include "jsonrpc.h"
 #include "loader.h"
 #include "unit.h"
@@ -519,7 +520,7 @@ START_TEST(test_tools_list) {
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, 0);
   tools = json_path(msg, "result.tools");
-  ck_assert_uint_eq(json_object_array_length(tools), 22);
+  ck_assert_uint_eq(json_object_array_length(tools), 24);
   ck_assert_ptr_null(json_path(msg, "result.nextCursor"));
   for (size_t i = 0; i < json_object_array_length(tools); i++) {
     json_object *t = json_object_array_get_idx(tools, i);
@@ -689,6 +690,30 @@ START_TEST(test_quoted_input_stays_utf8) {
   ck_assert_msg(utf8_valid(h.cap.msgs[0], strlen(h.cap.msgs[0])),
                 "not UTF-8: %s", h.cap.msgs[0]);
   ck_assert_ptr_nonnull(strstr(h.cap.msgs[0], "\"isError\":true"));
+}
+END_TEST
+
+/* The table entry's data and the call's name reach the callback. */
+START_TEST(test_entry_data) {
+  json_object *msg = call(1, "data_echo", NULL);
+  ck_assert_str_eq(text_of(msg, 0), "data_echo entry-data");
+  json_object_put(msg);
+}
+END_TEST
+
+/* on_cancel(): the callback runs when the client cancels, and wakes a
+ * tool that waits without polling. */
+START_TEST(test_on_cancel_wakes) {
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"wait_cancel\"}}");
+  /* Let the worker register its callback, then cancel. */
+  usleep(100 * 1000);
+  harness_line(&h,
+               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":1}}");
+  harness_run_until(&h, calls_done, NULL);
+  ck_assert_uint_eq(h.cap.n, 0);
 }
 END_TEST
 
@@ -1026,8 +1051,13 @@ START_TEST(test_crash_callback_directly) {
   reg_tool *t = registry_find(&h.srv.registry, "crash");
   json_object *args = json_object_new_object();
 
+  mcpd_request req = {.size = sizeof(req),
+                      .host = &call_host_api,
+                      .state = t->owner->state,
+                      .arguments = args};
+
   ck_assert_ptr_nonnull(t);
-  t->cb(NULL, args, t->owner->state);
+  t->cb(NULL, &req);
   json_object_put(args);
   ck_abort_msg("the crash tool returned");
 }
@@ -1105,6 +1135,8 @@ Suite *tools_suite(void) {
   tcase_add_test(tc, test_session_freed_during_call);
   tcase_add_test(tc, test_bogus_return_code);
   tcase_add_test(tc, test_every_builder);
+  tcase_add_test(tc, test_entry_data);
+  tcase_add_test(tc, test_on_cancel_wakes);
   tcase_add_test(tc, test_quoted_input_stays_utf8);
   tcase_add_test(tc, test_use_after_complete_refused);
   tcase_add_test(tc, test_complete_after_failure_refused);
