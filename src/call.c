@@ -109,14 +109,38 @@ static mcpd_call *handle_of(mcpd_call *c) {
   return (mcpd_call *)c->handle;
 }
 
+/* Marks the call completed with its handle's slot locked, so that a host
+ * function already inside the slot (a progress() that passed its checks)
+ * has queued what it queues before the loop decides the call is done, and
+ * every later one is refused.  Returns whether it was already completed.
+ * Then waits for an on_cancel callback the loop may be running right now:
+ * after completion the plugin may free what that callback touches. */
+static int mark_completed(mcpd_call *c) {
+  handle_slot *slot;
+  char owner[HANDLES_OWNER_MAX + 1];
+  int was = 1;
+
+  if (handles_enter(c->handle, &slot, owner) != NULL) {
+    was = atomic_exchange(&c->completed, 1);
+    handles_leave(slot);
+  }
+  while (atomic_load(&c->cancel_running))
+    uv_sleep(0);
+  return was;
+}
+
 static void work_cb(uv_work_t *work) {
   mcpd_call *c = work->data;
   c->status = c->tool->cb(handle_of(c), &c->request);
+  /* Completed here, on the worker, not in after_work_cb: a cancellation
+   * the loop handles in between must not run the plugin's on_cancel
+   * callback after the tool returned. */
+  mark_completed(c);
 }
 
 static void after_work_cb(uv_work_t *work, int status) {
   mcpd_call *c = work->data;
-  atomic_store(&c->completed, 1);
+  mark_completed(c);
   call_done(c, status == 0 ? c->status : MCPD_ERROR);
 }
 
@@ -244,19 +268,19 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
   switch (tool->exec) {
   case MCPD_EXEC_INLINE:
     rc = tool->cb(handle_of(c), &c->request);
-    atomic_store(&c->completed, 1);
+    mark_completed(c);
     call_done(c, rc);
     break;
   case MCPD_EXEC_ASYNC:
     rc = tool->cb(handle_of(c), &c->request);
     /* On failure to start, finish now -- unless the plugin already called
      * complete(), whose queued event will finish it. */
-    if (rc != MCPD_OK && !atomic_exchange(&c->completed, 1))
+    if (rc != MCPD_OK && !mark_completed(c))
       call_done(c, rc);
     break;
   default:
     if (uv_queue_work(e->loop, &c->work, work_cb, after_work_cb) != 0) {
-      atomic_store(&c->completed, 1);
+      mark_completed(c);
       call_done(c, MCPD_ERROR);
     }
     break;
@@ -269,21 +293,27 @@ void call_cancel(mcpd_call *c) {
   void (*cb)(void *) = NULL;
   void *arg = NULL;
 
-  if (atomic_exchange(&c->cancelled, 1))
+  /* Decided with the slot locked, so that on_cancel() on another thread
+   * either sees the call cancelled and runs its callback itself, or has
+   * stored it and this runs it: exactly once.  It runs without the lock
+   * (it may call host functions); cancel_running makes completion wait
+   * for it. */
+  if (handles_enter(c->handle, &slot, owner) == NULL) {
+    atomic_store(&c->cancelled, 1);
     return;
-  /* The plugin may be registering its callback right now on another
-   * thread: read it with the slot locked, run it without the lock (it may
-   * call host functions).  The call cannot finish meanwhile: that happens
-   * on this thread. */
-  if (handles_enter(c->handle, &slot, owner) != NULL) {
-    if (!atomic_load(&c->completed)) {
-      cb = c->cancel_cb;
-      arg = c->cancel_arg;
-    }
-    handles_leave(slot);
   }
-  if (cb != NULL)
+  if (!atomic_exchange(&c->cancelled, 1) && !atomic_load(&c->completed)) {
+    cb = c->cancel_cb;
+    arg = c->cancel_arg;
+    c->cancel_cb = NULL;
+    if (cb != NULL)
+      atomic_store(&c->cancel_running, 1);
+  }
+  handles_leave(slot);
+  if (cb != NULL) {
     cb(arg);
+    atomic_store(&c->cancel_running, 0);
+  }
 }
 
 /* Checks the shape of a result a plugin handed over whole. */
@@ -727,20 +757,6 @@ static int do_progress(mcpd_call *call, double progress, double total,
   return MCPD_OK;
 }
 
-static int do_complete(mcpd_call *call, int status) {
-  call_event *ev;
-  if (call == NULL || call->tool->exec != MCPD_EXEC_ASYNC ||
-      atomic_exchange(&call->completed, 1))
-    return MCPD_ERROR;
-  ev = new_event(call->exec, complete_run);
-  if (ev == NULL)
-    abort(); /* A lost completion would hang the client forever. */
-  ev->call = call;
-  ev->value = status;
-  hostq_post(&call->exec->queue, &ev->base);
-  return MCPD_OK;
-}
-
 static mcpd_self *do_call_self(mcpd_call *call) {
   return call ? &call->plugin->self : NULL;
 }
@@ -949,17 +965,32 @@ static int host_progress(mcpd_call *h, double progress, double total,
 }
 
 static int host_complete(mcpd_call *h, int status) {
+  call_event *ev;
   CALL_OR(h, "complete", (void)0);
-  rc = do_complete(c, status);
-  if (rc != MCPD_OK) {
+  if (c->tool->exec != MCPD_EXEC_ASYNC || atomic_exchange(&c->completed, 1)) {
     log_error("plugin \"%s\": complete() refused: the call is not "
               "asynchronous or was already completed",
               c->plugin->name);
     set_error("complete: the call is not asynchronous or was already "
               "completed");
+    handles_leave(slot);
+    return MCPD_ERROR;
   }
   handles_leave(slot);
-  return rc;
+  /* Completed: no cancel callback starts from now on.  Wait out one the
+   * loop may be running (it may call host functions, so not with the slot
+   * locked).  The call cannot go away meanwhile: only the event below
+   * finishes it. */
+  while (atomic_load(&c->cancel_running))
+    uv_sleep(0);
+  ev = new_event(c->exec, complete_run);
+  if (ev == NULL)
+    abort(); /* A lost completion would hang the client forever. */
+  ev->call = c;
+  ev->value = status;
+  hostq_post(&c->exec->queue, &ev->base);
+  (void)rc;
+  return MCPD_OK;
 }
 
 /* A finished call reads as cancelled: its work is no longer wanted. */
@@ -998,14 +1029,18 @@ static const char *host_call_tool_name(mcpd_call *h) {
 }
 
 static int host_on_cancel(mcpd_call *h, void (*cb)(void *arg), void *arg) {
-  int now;
+  int now = 0;
   CALL_OR(h, "on_cancel", (void)0);
   (void)rc;
-  c->cancel_cb = cb;
-  c->cancel_arg = arg;
-  now = atomic_load(&c->cancelled) && !atomic_load(&c->completed);
+  if (atomic_load(&c->completed)) {
+    /* Finished: it will never be cancelled. */
+  } else if (atomic_load(&c->cancelled)) {
+    now = 1; /* call_cancel() already ran and found nothing to run */
+  } else {
+    c->cancel_cb = cb;
+    c->cancel_arg = arg;
+  }
   handles_leave(slot);
-  /* Cancelled before the plugin asked: call_cancel found no callback. */
   if (now && cb != NULL)
     cb(arg);
   return MCPD_OK;

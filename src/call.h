@@ -59,6 +59,7 @@ struct mcpd_call {
    * locked, run on the loop thread. */
   void (*cancel_cb)(void *arg);
   void *cancel_arg;
+  atomic_int cancel_running; /* the loop is inside cancel_cb */
   json_object *progress_token;
   double last_progress;
   int status;

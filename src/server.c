@@ -188,6 +188,8 @@ static void finish_shutdown(server *srv);
 static void signal_cb(uv_signal_t *handle, int signum) {
   server *srv = handle->data;
   if (signum == SIGHUP) {
+    if (srv->shutting_down)
+      return;
     log_info("SIGHUP: rescanning plugin directories");
     loader_scan(&srv->loader);
     return;
@@ -283,8 +285,8 @@ static void flushed_cb(void *arg) {
     finish_shutdown(srv);
 }
 
-/* Stage 2: flush stdout (bounded), then stage 3.  The stdio session goes
- * first: nothing may write into a transport that is closing. */
+/* Stage 2: flush stdout (without a time limit), then stage 3.  The stdio
+ * session goes first: nothing may write into a transport that is closing. */
 static void flush_output(server *srv) {
   srv->shutdown_stage = 2;
   uv_timer_stop(&srv->shutdown_timer);
@@ -312,12 +314,19 @@ static void grace_timeout_cb(uv_timer_t *timer) {
                  0);
 }
 
-/* call_exec.drained_cb: the last call in flight ended. */
+static void drained_stage_cb(uv_timer_t *timer) {
+  server *srv = timer->data;
+  if (srv->shutdown_stage == 1 && srv->exec.in_flight == 0)
+    flush_output(srv);
+}
+
+/* call_exec.drained_cb: the last call in flight ended.  The next stage
+ * runs on the next loop turn, never from inside the completion (or the
+ * session handler) that got us here: it frees sessions. */
 static void calls_drained_cb(void *arg) {
   server *srv = arg;
-  if (srv->shutdown_stage != 1)
-    return;
-  flush_output(srv);
+  if (srv->shutdown_stage == 1)
+    uv_timer_start(&srv->shutdown_timer, drained_stage_cb, 0, 0);
 }
 
 void server_shutdown(server *srv, const char *why) {

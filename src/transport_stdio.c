@@ -314,8 +314,14 @@ static void on_line(void *ctx, char *line, size_t len, int oversize) {
 }
 
 static void on_eof(stdio_transport *t) {
-  if (framer_pending(&t->framer) > 0 && !t->framer.discarding)
+  if (framer_pending(&t->framer) > 0 && !t->framer.discarding) {
+    /* The last line had no newline: handle it like any read, writes held
+     * until it is done. */
+    t->dispatching = 1;
     framer_feed(&t->framer, "\n", 1, on_line, t);
+    t->dispatching = 0;
+    flush_soon(t);
+  }
   stdio_transport_stop_reading(t);
   t->cb.end(t->cb.arg, "stdin closed");
 }

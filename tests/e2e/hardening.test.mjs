@@ -112,3 +112,30 @@ describe('cancellation reaches the plugin', () => {
       'a cancelled request was answered');
   });
 });
+
+describe('the client goes away mid-answer', () => {
+  test('last line without newline, stdout already closed: clean exit', async () => {
+    const dir = await makePluginDir(['echo']);
+    for (let i = 0; i < 5; i++) {
+      const child = track(spawn(MCPD, ['--plugins', dir, '--no-watch'], { stdio: ['pipe', 'pipe', 'pipe'] }));
+      const err = [];
+      child.stderr.on('data', (d) => err.push(d));
+      child.stdout.destroy();
+      child.stdin.on('error', () => {});
+      child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+      const [code, signal] = await new Promise((resolve) => child.on('close', (c, s) => resolve([c, s])));
+      const stderr = Buffer.concat(err).toString();
+      assert.equal(signal, null, stderr);
+      assert.doesNotMatch(stderr, /AddressSanitizer|runtime error/, stderr);
+      assert.equal(code, 0, stderr);
+    }
+  });
+
+  test('--call of an inline tool exits cleanly', async () => {
+    const dir = await makePluginDir(['echo']);
+    const res = await runMcpd(['--plugins', dir, '--no-watch', '--call', 'echo', '--args', '{"text":"x"}']);
+    assert.equal(res.signal, null, res.stderr);
+    assert.doesNotMatch(res.stderr, /AddressSanitizer|runtime error/, res.stderr);
+    assert.equal(res.code, 0, res.stderr);
+  });
+});
