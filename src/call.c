@@ -543,8 +543,17 @@ static void host_log(mcpd_self *self, mcpd_log_level level, const char *fmt,
     free(text);
 }
 
+/* Whether results may still be built on the call: not once it completed
+ * (its answer may already be on its way). */
 static int usable(mcpd_call *call) {
-  return call != NULL && !atomic_load(&call->completed);
+  if (call != NULL && !atomic_load(&call->completed))
+    return 1;
+  if (call != NULL)
+    log_error("plugin \"%s\": a result built after the call completed; "
+              "ignored (a plugin bug)",
+              call->plugin->name);
+  set_error("the call has already completed");
+  return 0;
 }
 
 /* Starts the next block in the comma-joined content text. */

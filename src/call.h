@@ -77,8 +77,9 @@ void call_exec_want_logs(call_exec *e, int level);
 /* Starts `tool` for request `r` with validated `args` (a new reference is
  * taken).  The request is answered when the call ends. */
 void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args);
-/* The client cancelled: the callback sees cancelled() and the response is
- * dropped. */
+/* Cancels a call (the client asked, or shutdown): cancelled() turns true
+ * and the plugin's on_cancel callback runs.  When the client cancelled,
+ * the caller also marks the request so that no response goes out. */
 void call_cancel(struct mcpd_call *call);
 
 /* The table handed to every plugin's init(). */

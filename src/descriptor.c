@@ -8,8 +8,10 @@
 #include "descriptor.h"
 #include "registry.h"
 
-/* Bound on table entries, so a table missing its sentinel is refused
- * instead of read until a crash. */
+/* Bound on table entries: a table missing its sentinel is refused with a
+ * clear reason when memory past it happens to be readable (often it is
+ * not, and the read crashes first; nothing can tell the end of an array
+ * the plugin did not mark). */
 #define DESCRIPTOR_MAX_ENTRIES 100000
 
 /* The size of a table element (or the descriptor) in ABI 1.0: everything
@@ -127,7 +129,11 @@ static int check_tools(const mcpd_plugin_descriptor *d,
 
 static int check_resources(const mcpd_plugin_descriptor *d, char *err,
                            size_t errlen) {
-  for (size_t i = 0; d->resources && i < DESCRIPTOR_MAX_ENTRIES; i++) {
+  for (size_t i = 0; d->resources && i <= DESCRIPTOR_MAX_ENTRIES; i++) {
+    if (i == DESCRIPTOR_MAX_ENTRIES) {
+      snprintf(err, errlen, "resource table has no end sentinel");
+      return -1;
+    }
     mcpd_resource r;
     element(d->resources, d->resource_size, i, &r, sizeof(r));
     if (r.uri == NULL && r.name == NULL && r.read == NULL)
@@ -144,7 +150,12 @@ static int check_resources(const mcpd_plugin_descriptor *d, char *err,
       return -1;
     }
   }
-  for (size_t i = 0; d->resource_templates && i < DESCRIPTOR_MAX_ENTRIES; i++) {
+  for (size_t i = 0; d->resource_templates && i <= DESCRIPTOR_MAX_ENTRIES;
+       i++) {
+    if (i == DESCRIPTOR_MAX_ENTRIES) {
+      snprintf(err, errlen, "resource template table has no end sentinel");
+      return -1;
+    }
     mcpd_resource_template r;
     element(d->resource_templates, d->resource_template_size, i, &r, sizeof(r));
     if (r.uri_template == NULL && r.name == NULL && r.read == NULL)
@@ -167,7 +178,11 @@ static int check_resources(const mcpd_plugin_descriptor *d, char *err,
 
 static int check_prompts(const mcpd_plugin_descriptor *d, char *err,
                          size_t errlen) {
-  for (size_t i = 0; d->prompts && i < DESCRIPTOR_MAX_ENTRIES; i++) {
+  for (size_t i = 0; d->prompts && i <= DESCRIPTOR_MAX_ENTRIES; i++) {
+    if (i == DESCRIPTOR_MAX_ENTRIES) {
+      snprintf(err, errlen, "prompt table has no end sentinel");
+      return -1;
+    }
     mcpd_prompt pr;
     element(d->prompts, d->prompt_size, i, &pr, sizeof(pr));
     if (pr.name == NULL && pr.get == NULL)

@@ -42,7 +42,7 @@ static void forget_failure(loader *l, const char *path) {
   }
 }
 
-size_t loader_free(loader *l) {
+void loader_free(loader *l) {
   while (l->plugins)
     loader_unload(l, l->plugins);
   while (l->failures)
@@ -50,7 +50,6 @@ size_t loader_free(loader *l) {
   plugin_files_free(&l->files);
   json_object_put(l->warned_configs);
   l->warned_configs = NULL;
-  return 0;
 }
 
 void plugin_ref(plugin *p) {

@@ -111,8 +111,9 @@ typedef struct loader {
 } loader;
 
 int loader_init(loader *l, const loader_env *env);
-/* Unloads everything that is idle; returns how many instances remain. */
-size_t loader_free(loader *l);
+/* Unloads every plugin and forgets every refusal; an instance with calls
+ * in flight is freed when its last call ends. */
+void loader_free(loader *l);
 
 /* Brings the live set in line with the plugin directories: loads new
  * files, reloads replaced ones, unloads removed ones.  Returns the number

@@ -128,7 +128,8 @@ static int parse_cursor(json_object *params, size_t count, size_t *offset) {
   if (s[0] != 'p' || s[1] < '0' || s[1] > '9')
     return -1;
   n = strtoull(s + 1, &end, 10);
-  if (*end != '\0' || n > count)
+  /* A cursor at the very end is never issued: the last page has none. */
+  if (*end != '\0' || (n > 0 && n >= count))
     return -1;
   *offset = (size_t)n;
   return 0;

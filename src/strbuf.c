@@ -66,7 +66,7 @@ void strbuf_json_string(strbuf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   size_t start = 0;
 
-  /* Worst case every byte becomes \u00XX. */
+  /* Room for the quotes; escapes grow the buffer as they come. */
   if (strbuf_reserve(b, n + 2) != 0)
     return;
   b->data[b->len++] = '"';

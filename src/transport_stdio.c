@@ -43,7 +43,6 @@ struct stdio_transport {
   framer framer;
   strbuf pending; /* accumulating */
   strbuf flight;  /* being written */
-  size_t flight_off;
   int writing;
   int dispatching; /* handling a read: hold writes until it is done */
   int reading;
@@ -228,7 +227,6 @@ static void start_write(stdio_transport *t) {
   t->flight = t->pending;
   t->pending = tmp;
   t->pending.len = 0;
-  t->flight_off = 0;
   t->writing = 1;
   b = uv_buf_init(t->flight.data, (unsigned)t->flight.len);
   if (t->out_handle) {
