@@ -189,19 +189,18 @@ int fuzz_utf8_valid(const char *text, size_t n) {
 }
 
 json_object *fuzz_parse_strict(const char *text, size_t n, const char **why) {
-  /* One tokener for the process: a deep one is costly to create. */
-  static json_tokener *tok;
+  /* A fresh tokener each time: json-c 0.16's json_tokener_reset() keeps a
+   * pending high surrogate, so a reused one would misread the next line
+   * (mcpd never lets one reach json-c; this reference parser would). */
+  json_tokener *tok;
   json_object *obj;
   enum json_tokener_error err;
   size_t end;
 
   *why = NULL;
-  if (tok == NULL) {
-    tok = json_tokener_new_ex(1024);
-    FUZZ_CHECK(tok != NULL, "out of memory");
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-  }
-  json_tokener_reset(tok);
+  tok = json_tokener_new_ex(1024);
+  FUZZ_CHECK(tok != NULL, "out of memory");
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
   obj = json_tokener_parse_ex(tok, text, (int)n);
   err = json_tokener_get_error(tok);
   if (err == json_tokener_continue && obj == NULL) {
@@ -212,6 +211,7 @@ json_object *fuzz_parse_strict(const char *text, size_t n, const char **why) {
   } else {
     end = json_tokener_get_parse_end(tok);
   }
+  json_tokener_free(tok);
   if (err != json_tokener_success) {
     *why = err == json_tokener_continue ? "truncated JSON"
                                         : json_tokener_error_desc(err);

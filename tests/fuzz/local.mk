@@ -24,6 +24,7 @@ FUZZ_CORPUS_PROTOCOL = \
 	tests/fuzz/corpus/protocol/duplicate_keys \
 	tests/fuzz/corpus/protocol/hangup \
 	tests/fuzz/corpus/protocol/huge_ids \
+	tests/fuzz/corpus/protocol/surrogate_leak \
 	tests/fuzz/corpus/protocol/init_bad_params \
 	tests/fuzz/corpus/protocol/init_handshake \
 	tests/fuzz/corpus/protocol/init_old_version \
