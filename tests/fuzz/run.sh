@@ -8,7 +8,10 @@
 # "fuzz: N passed, M failed".
 #
 # FUZZERS limits the run to some of them ("fuzz_protocol"); FUZZ_JOBS > 1
-# runs each with that many parallel workers (-fork).
+# runs each with that many parallel workers (-fork); FUZZ_SEED fixes
+# libFuzzer's seed (0, the default, picks one at random).  CI fixes it, so
+# that its gate explores the same inputs every run; long campaigns
+# (make fuzz) should not.
 set -u
 
 if [ $# -lt 1 ]; then
@@ -40,7 +43,8 @@ for fz in $fuzzers; do
   cp "$here/corpus/$corpus/"* "$work/$fz/corpus/"
   log=$work/$fz/log
   echo "fuzz: running $fz for ${seconds}s" >&2
-  set -- -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  set -- -max_total_time="$seconds" -seed="${FUZZ_SEED:-0}" \
+    -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$work/$fz/artifacts/"
   [ "$jobs" -gt 1 ] 2>/dev/null && set -- "$@" -fork="$jobs" \
     -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0
