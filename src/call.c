@@ -484,14 +484,67 @@ static void log_run(hostq_event *base) {
   free_event(ev);
 }
 
+static long long now_ms(void) {
+  return (long long)(uv_hrtime() / 1000000);
+}
+
+/* Log lines one plugin may send to clients per second; more are dropped
+ * and counted, so a chatty plugin cannot flood the client (or the queue
+ * ahead of everyone's responses).  stderr gets every line. */
+#define LOG_LINES_PER_SECOND 200
+
+/* Whether `p` may send one more line now.  On the first line of a new
+ * second, *dropped says how many the last window dropped.  Lock-free and
+ * approximate at the window's edge, which is all a rate limit needs. */
+static int log_allowed(plugin *p, long *dropped) {
+  long long now = now_ms(), start = atomic_load(&p->log_window_ms);
+
+  *dropped = 0;
+  if (now - start >= 1000 &&
+      atomic_compare_exchange_strong(&p->log_window_ms, &start, now)) {
+    atomic_store(&p->log_sent, 0);
+    *dropped = atomic_exchange(&p->log_dropped, 0);
+  }
+  if (atomic_fetch_add(&p->log_sent, 1) < LOG_LINES_PER_SECOND)
+    return 1;
+  atomic_fetch_add(&p->log_dropped, 1);
+  return 0;
+}
+
+static void post_log(call_exec *e, int level, const char *logger, char *text);
+
 /* Queues a plugin's log line for the sessions that asked for its level;
  * consumes `text`.  The level check here is a hint; sessions check their
  * own level on the loop. */
-static void to_clients(call_exec *e, int level, const char *logger,
-                       char *text) {
-  call_event *ev;
-  if (level < atomic_load(&e->log_floor) ||
-      (ev = new_event(e, log_run)) == NULL) {
+static void to_clients(plugin *p, int level, char *text) {
+  call_exec *e = p->host_data;
+  long dropped;
+
+  if (level < atomic_load(&e->log_floor)) {
+    free(text);
+    return;
+  }
+  if (!log_allowed(p, &dropped)) {
+    free(text);
+    return;
+  }
+  if (dropped > 0) {
+    char *note = host_mprintf("%ld log messages dropped: more than %d "
+                              "a second",
+                              dropped, LOG_LINES_PER_SECOND);
+    log_warn("plugin \"%s\": %ld log messages not sent to clients (more "
+             "than %d a second)",
+             p->name, dropped, LOG_LINES_PER_SECOND);
+    if (note != NULL)
+      post_log(e, MCPD_LOG_WARNING, p->name, note);
+  }
+  post_log(e, level, p->name, text);
+}
+
+/* Hands one line to the loop for the sessions; consumes `text`. */
+static void post_log(call_exec *e, int level, const char *logger, char *text) {
+  call_event *ev = new_event(e, log_run);
+  if (ev == NULL) {
     free(text);
     return;
   }
@@ -538,7 +591,7 @@ static void host_log(mcpd_self *self, mcpd_log_level level, const char *fmt,
     local = LOG_LEVEL_ERROR;
   log_msg(local, "plugin \"%s\": %s", name, text);
   if (p != NULL)
-    to_clients(p->host_data, (int)level, name, text);
+    to_clients(p, (int)level, text);
   else
     free(text);
 }

@@ -47,7 +47,12 @@ typedef struct plugin {
   /* 1 while loaded + 1 per call in flight + 1 per queued host event.
    * Atomic: a plugin thread takes one when it queues an event. */
   atomic_uint refs;
-  int finalizing;           /* fini() is running or has run */
+  int finalizing; /* fini() is running or has run */
+  /* The host table's per-plugin rate limit on log messages to clients
+   * (call.c); the loader only zeroes it. */
+  atomic_llong log_window_ms;
+  atomic_int log_sent;
+  atomic_long log_dropped;
   int live;                 /* its tools are registered */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */

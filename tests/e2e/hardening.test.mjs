@@ -5,7 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { MCPD, makePluginDir, resultText, runMcpd, session, track } from './lib.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { MCPD, makePluginDir, makeTempDir, resultText, runMcpd, session, track } from './lib.mjs';
 
 const INIT =
   '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",' +
@@ -137,5 +139,56 @@ describe('the client goes away mid-answer', () => {
     assert.equal(res.signal, null, res.stderr);
     assert.doesNotMatch(res.stderr, /AddressSanitizer|runtime error/, res.stderr);
     assert.equal(res.code, 0, res.stderr);
+  });
+});
+
+describe('no plugin can starve the loop', () => {
+  test('a plugin thread logging flat out: ping is answered, logs are rate-limited, EOF ends mcpd', { timeout: 30000 }, async (t) => {
+    const mcpd = await session(t, { plugins: ['good'] });
+    await mcpd.call('logging/setLevel', { level: 'debug' });
+    mcpd.write({ jsonrpc: '2.0', id: 'storm', method: 'tools/call', params: { name: 'log_storm', arguments: { ms: 1500 } } });
+    await mcpd.notification('notifications/message', { timeout: 5000 });
+    const sent = Date.now();
+    mcpd.write({ jsonrpc: '2.0', id: 'during', method: 'ping' });
+    await mcpd.response('during', { timeout: 10000 });
+    const waited = Date.now() - sent;
+    assert.ok(waited < 1000, `ping waited ${waited} ms behind the log storm`);
+    const storm = await mcpd.response('storm', { timeout: 10000 });
+    const logged = Number(storm.result.content[0].text.replace('logged ', ''));
+    // At most 200 lines a second reach the client; the rest are counted
+    // and reported.
+    const lines = mcpd.messages.filter((m) => m.method === 'notifications/message');
+    const storm_lines = lines.filter((m) => /^storm /.test(m.params.data));
+    assert.ok(logged > 1000, `the plugin logged only ${logged} lines`);
+    assert.ok(storm_lines.length <= 600, `${storm_lines.length} of ${logged} lines reached the client`);
+    assert.ok(lines.some((m) => m.params.level === 'warning' && /log messages dropped/.test(m.params.data)),
+      'no report of dropped log messages');
+    mcpd.endInput();
+    const { code } = await mcpd.waitExit(5000);
+    assert.equal(code, 0, mcpd.stderr.slice(-2000));
+  });
+
+  test('every pool thread stuck, stdin a regular file: mcpd still reads EOF and exits', { timeout: 30000 }, async () => {
+    const dir = await makePluginDir(['good']);
+    const tmp = await makeTempDir();
+    const input = path.join(tmp, 'input.jsonl');
+    fs.writeFileSync(input, INIT +
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stuck","arguments":{"ms":60000}}}\n' +
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stuck","arguments":{"ms":60000}}}\n' +
+      '{"jsonrpc":"2.0","id":3,"method":"ping"}\n');
+    const fd = fs.openSync(input, 'r');
+    const started = Date.now();
+    const child = track(spawn(MCPD, ['--plugins', dir, '--no-watch', '--threads', '2'], { stdio: [fd, 'pipe', 'pipe'] }));
+    fs.closeSync(fd);
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => err.push(d));
+    const code = await new Promise((resolve) => child.on('close', (c) => resolve(c)));
+    const elapsed = Date.now() - started;
+    const lines = Buffer.concat(out).toString().trim().split('\n').map((l) => JSON.parse(l));
+    assert.ok(lines.some((m) => m.id === 3 && 'result' in m), 'the ping was not answered');
+    assert.ok(elapsed < 10000, `took ${elapsed} ms to exit`);
+    assert.equal(code, 0, Buffer.concat(err).toString());
   });
 });

@@ -520,7 +520,7 @@ START_TEST(test_tools_list) {
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, 0);
   tools = json_path(msg, "result.tools");
-  ck_assert_uint_eq(json_object_array_length(tools), 24);
+  ck_assert_uint_eq(json_object_array_length(tools), 27);
   ck_assert_ptr_null(json_path(msg, "result.nextCursor"));
   for (size_t i = 0; i < json_object_array_length(tools); i++) {
     json_object *t = json_object_array_get_idx(tools, i);
@@ -690,6 +690,26 @@ START_TEST(test_quoted_input_stays_utf8) {
   ck_assert_msg(utf8_valid(h.cap.msgs[0], strlen(h.cap.msgs[0])),
                 "not UTF-8: %s", h.cap.msgs[0]);
   ck_assert_ptr_nonnull(strstr(h.cap.msgs[0], "\"isError\":true"));
+}
+END_TEST
+
+/* A plugin's own json-c serializer cannot start a second message on the
+ * stream: the result must print as one line of strict JSON, or it is an
+ * internal error. */
+START_TEST(test_serializer_cannot_inject) {
+  json_object *msg;
+  int id = 1;
+
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"serializer\"}}");
+  harness_run_until(&h, have_response, &id);
+  ck_assert_uint_eq(h.cap.n, 1);
+  ck_assert_ptr_null(strchr(h.cap.msgs[0], '\n'));
+  ck_assert_ptr_null(strstr(h.cap.msgs[0], "forged"));
+  msg = harness_msg(&h, 0);
+  ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
+  json_object_put(msg);
 }
 END_TEST
 
@@ -1136,6 +1156,7 @@ Suite *tools_suite(void) {
   tcase_add_test(tc, test_bogus_return_code);
   tcase_add_test(tc, test_every_builder);
   tcase_add_test(tc, test_entry_data);
+  tcase_add_test(tc, test_serializer_cannot_inject);
   tcase_add_test(tc, test_on_cancel_wakes);
   tcase_add_test(tc, test_quoted_input_stays_utf8);
   tcase_add_test(tc, test_use_after_complete_refused);
