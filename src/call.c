@@ -140,7 +140,9 @@ static void work_cb(uv_work_t *work) {
 
 static void after_work_cb(uv_work_t *work, int status) {
   mcpd_call *c = work->data;
-  mark_completed(c);
+  /* work_cb marked it, unless the pool cancelled the work before it ran. */
+  if (status != 0)
+    mark_completed(c);
   call_done(c, status == 0 ? c->status : MCPD_ERROR);
 }
 
@@ -548,16 +550,6 @@ static void post_log(call_exec *e, int level, const char *logger, char *text) {
     free(text);
     return;
   }
-  if (!utf8_valid(text, strlen(text))) {
-    size_t len;
-    char *fixed = utf8_repair(text, strlen(text), &len);
-    free(text);
-    if (fixed == NULL) {
-      free_event(ev);
-      return;
-    }
-    text = fixed;
-  }
   ev->value = level;
   ev->text = text;
   ev->name = strdup(logger);
@@ -798,16 +790,10 @@ static int do_progress(mcpd_call *call, double progress, double total,
   json_object_object_add(params, "progress", json_object_new_double(progress));
   if (total > 0)
     json_object_object_add(params, "total", json_object_new_double(total));
-  if (message != NULL && utf8_valid(message, strlen(message))) {
+  /* Text that is not valid UTF-8 is repaired on its way out (session.c),
+   * like everything else. */
+  if (message != NULL)
     json_object_object_add(params, "message", json_object_new_string(message));
-  } else if (message != NULL) {
-    size_t len;
-    char *fixed = utf8_repair(message, strlen(message), &len);
-    if (fixed != NULL)
-      json_object_object_add(params, "message",
-                             json_object_new_string_len(fixed, (int)len));
-    free(fixed);
-  }
   ev = new_event(call->exec, progress_run);
   if (ev == NULL) {
     json_object_put(params);

@@ -1,8 +1,6 @@
 /* cli.c -- `mcpd --list` and `mcpd --call`. */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +12,13 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "transport_memory.h"
+#include "transport_stdio.h"
 
 #define CLI_INITIALIZE                                                         \
   "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"       \
   "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"                    \
   "\"clientInfo\":{\"name\":\"mcpd-cli\",\"version\":\"" PACKAGE_VERSION       \
   "\"}}}"
-
-/* Results are printed for a person; fd 1 still stays away from plugin
- * code, which gets stderr there: output goes through a private copy. */
-static int protect_stdout(void) {
-  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
-  if (fd >= 0 && dup2(2, 1) < 0)
-    log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
-  return fd;
-}
 
 /* Sends one request made of `method` and `params` (consumed). */
 static void send_request(session *s, json_object *id, const char *method,
@@ -129,7 +119,7 @@ static void print_list(server *srv, session *s, memory_transport *mt, int out) {
 }
 
 int cli_list(server *srv) {
-  int out = protect_stdout(), failed;
+  int out = stdio_take_stdout(), failed;
   memory_transport mt;
   session *s;
 
@@ -194,7 +184,7 @@ static void call_written(void *arg, const char *text, size_t len) {
 }
 
 int cli_call(server *srv, const char *tool, const char *args) {
-  call_state cs = {.srv = srv, .out = protect_stdout(), .status = 1};
+  call_state cs = {.srv = srv, .out = stdio_take_stdout(), .status = 1};
   memory_transport mt;
   json_object *arguments, *params;
   session *s;

@@ -229,7 +229,9 @@ static int can_write_text(request *r) {
   return r->session != NULL && r->batch == NULL;
 }
 
-static void write_reply(request *r, const char *result, size_t len) {
+/* `checked`: the result is known to be valid UTF-8 already. */
+static void write_reply(request *r, const char *result, size_t len,
+                        int checked) {
   session *s = r->session;
   char idbuf[24];
   const char *parts[5];
@@ -250,8 +252,8 @@ static void write_reply(request *r, const char *result, size_t len) {
     parts[4] = "}";
     lens[4] = 1;
     /* The envelope is ours and the id came from checked input: only the
-     * result needs looking at. */
-    write_out(s, parts, lens, 5, ~(1u << 3));
+     * result may need looking at. */
+    write_out(s, parts, lens, 5, checked ? ~0u : ~(1u << 3));
   }
   request_done(r);
 }
@@ -259,11 +261,11 @@ static void write_reply(request *r, const char *result, size_t len) {
 void request_reply(request *r, json_object *result) {
   if (can_write_text(r)) {
     if (result == NULL) {
-      write_reply(r, "{}", 2);
+      write_reply(r, "{}", 2, 1);
     } else {
       size_t len;
       const char *text = jsonrpc_to_string(result, &len);
-      write_reply(r, text, len);
+      write_reply(r, text, len, 0);
       json_object_put(result);
     }
     return;
@@ -276,7 +278,7 @@ void request_reply_raw(request *r, const char *result, size_t len) {
   json_object *obj;
 
   if (can_write_text(r)) {
-    write_reply(r, result, len);
+    write_reply(r, result, len, 1);
     return;
   }
   /* Batches collect objects. */

@@ -90,7 +90,9 @@ void session_notify(session *s, const char *method, json_object *params);
 
 /* Every request gets exactly one of these; they consume their arguments
  * and free the request.  A NULL result is {}.  request_reply_raw takes the
- * result as JSON text, which is cheaper for results built as text. */
+ * result as JSON text, which is cheaper for results built as text; that
+ * text MUST be valid UTF-8 (call.c repairs what plugins built), since it
+ * is not checked again on its way out. */
 void request_reply(request *r, json_object *result);
 void request_reply_raw(request *r, const char *result, size_t len);
 void request_fail(request *r, int code, const char *message, json_object *data);

@@ -84,6 +84,13 @@ static int open_handle(uv_loop_t *loop, stdio_handle *h, uv_handle_type type,
   }
 }
 
+int stdio_take_stdout(void) {
+  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd >= 0 && dup2(2, 1) < 0)
+    log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
+  return fd;
+}
+
 stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
                                      const stdio_transport_cb *cb) {
   stdio_transport *t = calloc(1, sizeof(*t));
@@ -93,16 +100,12 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
   t->cb = *cb;
   framer_init(&t->framer, max_message);
 
-  /* The protocol gets a private descriptor; fd 1 becomes stderr so stray
-   * printf()s from plugins land in the log instead of the stream. */
-  t->out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  t->out_fd = stdio_take_stdout();
   if (t->out_fd < 0) {
     log_error("stdout is not open: %s", strerror(errno));
     free(t);
     return NULL;
   }
-  if (dup2(2, 1) < 0)
-    log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
   /* The same for input: a plugin's child process must not read the
    * client's next request, so fd 0 becomes /dev/null and the protocol
    * reads a private, close-on-exec copy. */

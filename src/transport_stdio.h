@@ -30,6 +30,12 @@ typedef struct stdio_transport_cb {
   void *arg;
 } stdio_transport_cb;
 
+/* Moves stdout out of plugins' reach: returns a private close-on-exec
+ * copy of fd 1 (or -1 with errno set) and points fd 1 at stderr, so stray
+ * printf()s from plugins land in the log.  stdio_transport_new() does it;
+ * --list and --call, which print for a person, use it too. */
+int stdio_take_stdout(void);
+
 /* Takes over fds 0 and 1.  Returns NULL after logging why. */
 stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
                                      const stdio_transport_cb *cb);
