@@ -698,16 +698,12 @@ END_TEST
  * internal error. */
 START_TEST(test_serializer_cannot_inject) {
   json_object *msg;
-  int id = 1;
 
   harness_clear(&h);
-  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"serializer\"}}");
-  harness_run_until(&h, have_response, &id);
+  msg = call(1, "serializer", NULL);
   ck_assert_uint_eq(h.cap.n, 1);
   ck_assert_ptr_null(strchr(h.cap.msgs[0], '\n'));
   ck_assert_ptr_null(strstr(h.cap.msgs[0], "forged"));
-  msg = harness_msg(&h, 0);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   json_object_put(msg);
 }
@@ -740,12 +736,9 @@ END_TEST
 /* Every result builder, byte for byte as the client reads it. */
 START_TEST(test_every_builder) {
   json_object *msg;
-  int id = 1;
 
   harness_clear(&h);
-  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"builders\"}}");
-  harness_run_until(&h, have_response, &id);
+  msg = call(1, "builders", NULL);
   ck_assert_str_eq(
       h.cap.msgs[0],
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":["
@@ -761,12 +754,9 @@ START_TEST(test_every_builder) {
       "\"mimeType\":\"text/plain\",\"text\":\"hi\"}},"
       "{\"type\":\"resource\",\"resource\":{\"uri\":\"mem://b\","
       "\"blob\":\"Ymxi\"}}]}}");
+  json_object_put(msg);
   harness_clear(&h);
-  id = 2;
-  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"json_result\"}}");
-  harness_run_until(&h, have_response, &id);
-  msg = harness_msg(&h, 0);
+  msg = call(2, "json_result", NULL);
   ck_assert_str_eq(h.cap.msgs[0],
                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":["
                    "{\"type\":\"text\",\"text\":\"whole\"}],"
@@ -779,13 +769,9 @@ END_TEST
  * client gets an error, never the result it happened to build. */
 START_TEST(test_bogus_return_code) {
   json_object *msg;
-  int id = 1;
 
   harness_clear(&h);
-  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"bogus\"}}");
-  harness_run_until(&h, have_response, &id);
-  msg = harness_msg(&h, 0);
+  msg = call(1, "bogus", NULL);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   ck_assert_ptr_nonnull(strstr(
       json_object_get_string(json_path(msg, "error.message")), "returned 7"));
@@ -914,14 +900,11 @@ static int misuse_reported(harness *hh, void *arg) {
  * freed call (ASan sees the difference). */
 START_TEST(test_use_after_complete_refused) {
   json_object *msg;
-  int id = 1, report = 100;
+  int report = 100;
   char *log;
 
   harness_clear(&h);
-  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"complete_twice\"}}");
-  harness_run_until(&h, have_response, &id);
-  msg = harness_msg(&h, 0);
+  msg = call(1, "complete_twice", NULL);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.content.0.text")), "once");
   json_object_put(msg);
@@ -943,13 +926,10 @@ END_TEST
  * and the late complete() is refused safely. */
 START_TEST(test_complete_after_failure_refused) {
   json_object *msg;
-  int id = 1, report = 100;
+  int report = 100;
 
   harness_clear(&h);
-  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                   "\"params\":{\"name\":\"fail_then_complete\"}}");
-  harness_run_until(&h, have_response, &id);
-  msg = harness_msg(&h, 0);
+  msg = call(1, "fail_then_complete", NULL);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   json_object_put(msg);
   start_ticking();
