@@ -96,6 +96,15 @@ START_TEST(test_list_changed_to_initialized_sessions) {
 }
 END_TEST
 
+/* good.so loaded (its announcement flushed), both sessions initialized. */
+static void good_and_both_initialized(void) {
+  harness_copy(&h, "good.so", "good.so");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  harness_turn(&h);
+  initialize(h.session, &h.cap, "2025-11-25");
+  initialize(other, &other_out, "2025-11-25");
+}
+
 static int both_logged(harness *hh, void *arg) {
   (void)hh, (void)arg;
   return count(&h.cap, "\"result\"") == 1 &&
@@ -104,11 +113,7 @@ static int both_logged(harness *hh, void *arg) {
 }
 
 START_TEST(test_logs_by_each_sessions_level) {
-  harness_copy(&h, "good.so", "good.so");
-  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  harness_turn(&h);
-  initialize(h.session, &h.cap, "2025-11-25");
-  initialize(other, &other_out, "2025-11-25");
+  good_and_both_initialized();
   line_to(h.session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
                      "\"logging/setLevel\",\"params\":{\"level\":\"debug\"}}");
   line_to(other, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
@@ -134,11 +139,7 @@ static int calls_done(harness *hh, void *arg) {
 }
 
 START_TEST(test_closing_one_leaves_the_other) {
-  harness_copy(&h, "good.so", "good.so");
-  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  harness_turn(&h);
-  initialize(h.session, &h.cap, "2025-11-25");
-  initialize(other, &other_out, "2025-11-25");
+  good_and_both_initialized();
 
   line_to(h.session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
                      "\"params\":{\"name\":\"slow\",\"arguments\":"
