@@ -48,18 +48,24 @@ static void registry_changed_cb(void *arg) {
 static void plugin_log_cb(void *arg, int level, const char *logger,
                           const char *text) {
   server *srv = arg;
+  json_object *params = NULL;
+
   for (size_t i = 0; i < srv->n_sessions; i++) {
     session *s = srv->sessions[i];
-    json_object *params;
     if (s->log_level < 0 || level < s->log_level)
       continue;
-    params = json_object_new_object();
-    json_object_object_add(
-        params, "level", json_object_new_string(methods_log_level_name(level)));
-    json_object_object_add(params, "logger", json_object_new_string(logger));
-    json_object_object_add(params, "data", json_object_new_string(text));
-    session_notify(s, "notifications/message", params);
+    /* Built once, for the first session that wants it, and shared. */
+    if (params == NULL) {
+      params = json_object_new_object();
+      json_object_object_add(
+          params, "level",
+          json_object_new_string(methods_log_level_name(level)));
+      json_object_object_add(params, "logger", json_object_new_string(logger));
+      json_object_object_add(params, "data", json_object_new_string(text));
+    }
+    session_notify(s, "notifications/message", json_object_get(params));
   }
+  json_object_put(params);
 }
 
 static void calls_drained_cb(void *arg);
