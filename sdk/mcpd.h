@@ -22,6 +22,11 @@
  *   reordered or given a new meaning within a major.  These numbers are
  *   independent of the package version.
  *
+ *   ABI 1.0 IS FROZEN.  A copy of this header as it was frozen, and plugins
+ *   built against it, live in mcpd's tests/abi/; every later host must
+ *   load them.  From here on a change is an append within the rules below,
+ *   and bumps MCPD_ABI_MINOR.
+ *
  *   The rules that make appending safe:
  *   - The host loads a plugin only when the plugin's minor is <= its own.
  *     So a plugin may use every host function and every mcpd_request field
@@ -55,6 +60,10 @@
  *                                8), which runs plugin code only.
  *   MCPD_EXEC_ASYNC tools        start on the loop thread; complete() and the
  *                                result builders may then run on any thread.
+ *   resource reads, prompt gets  where the entry's `exec` says, as for tools
+ *   and completions              (POOL by default).
+ *   subscribe callbacks          the loop thread; MUST NOT block.
+ *   on_cancel callbacks          the loop thread (see on_cancel()).
  *   Host functions may be called from any thread.  Everything they hand to
  *   clients (responses, progress, logs, list changes) is written by the loop
  *   in the order it was handed over, so progress always precedes the
@@ -120,14 +129,19 @@ extern "C" {
 #define MCPD_OK 0
 #define MCPD_ERROR (-1)
 
+/* JSON-RPC error codes a callback may answer with mcpd_host.fail(). */
+#define MCPD_ERR_NOT_FOUND (-32002)      /* resource not found */
+#define MCPD_ERR_INVALID_PARAMS (-32602) /* bad arguments */
+#define MCPD_ERR_INTERNAL (-32603)       /* the plugin failed */
+
 /* Opaque handles owned by the host.
  *
  * mcpd_self  -- one loaded instance of a plugin; given to init() and valid
  *               until fini() returns.
- * mcpd_call  -- one tool call, resource read or prompt get in flight; valid
- *               from the callback's start until the call completes (the
- *               callback returns, or mcpd_host.complete() for asynchronous
- *               tools).  After completion the plugin MUST NOT use it. */
+ * mcpd_call  -- one tool call, resource read, prompt get or completion in
+ *               flight; valid from the callback's start until the call
+ *               completes (the callback returns, or mcpd_host.complete()
+ *               for MCPD_EXEC_ASYNC entries).  See A FINISHED CALL. */
 typedef struct mcpd_self mcpd_self;
 typedef struct mcpd_call mcpd_call;
 typedef struct mcpd_host mcpd_host;
@@ -200,23 +214,50 @@ typedef enum mcpd_log_level {
  * complete() MUST NOT be called). */
 typedef int (*mcpd_tool_cb)(mcpd_call *call, const mcpd_request *req);
 
-/* Reads a resource (`req->name` is the URI; for a template,
- * `req->variables` holds what matched): add contents with
- * result_resource_text/blob.  Runs on the loop thread unless the entry says
- * otherwise. */
+/* Every callback below runs where its entry's `exec` says, exactly like a
+ * tool's (POOL by default; ASYNC ones finish with complete()), and answers
+ * through the same call functions.  A callback that cannot serve the
+ * request answers a JSON-RPC error with mcpd_host.fail(). */
+
+/* Reads a resource.  `req->name` is the URI asked for; for a template,
+ * `req->variables` holds what matched.  Add one or more contents with
+ * result_resource_text() / result_resource_blob() (a NULL uri means the
+ * URI asked for, a NULL mime type the entry's), or result_text() for one
+ * text content of the URI asked for.  A read that adds no content and
+ * returns MCPD_ERROR is answered -32603; a missing file or row is
+ * fail(call, MCPD_ERR_NOT_FOUND, ...), answered -32002 with the URI in
+ * the error's data. */
 typedef int (*mcpd_read_cb)(mcpd_call *call, const mcpd_request *req);
 
-/* Renders a prompt; `req->arguments` is an object of strings whose
- * required members the host has checked. */
+/* Renders a prompt.  `req->arguments` is an object of strings whose
+ * required members the host has checked.  Each content block added
+ * (result_text, result_image, result_audio, result_resource_link,
+ * result_resource_text/blob) becomes one message, with the role last set
+ * by prompt_role() ("user" until then).  The prompt's description is
+ * added by the host. */
 typedef int (*mcpd_prompt_cb)(mcpd_call *call, const mcpd_request *req);
 
-/* Completes the value of an argument (a prompt argument or a template
- * variable): `argument` is its name, `value` what the user typed so far,
- * `context` the other arguments already chosen (an object of strings, or
- * NULL). */
+/* Completes the value of an argument: a prompt argument, or a template
+ * variable.  `argument` is its name, `value` what the user typed so far
+ * (maybe ""), `context` the other arguments already chosen (an object of
+ * strings, never NULL: {} when the client sent none).  Add candidates with
+ * completion_value(), best first; the host sends at most 100 and sets
+ * hasMore when more were added.  completion_total() states the total
+ * when more exist than were added.  Adding nothing answers no
+ * candidates. */
 typedef int (*mcpd_complete_cb)(mcpd_call *call, const mcpd_request *req,
                                 const char *argument, const char *value,
                                 json_object *context);
+
+/* A client subscribed to a resource (`subscribed` nonzero: the first
+ * session did) or the last subscriber left (zero: unsubscribe, or its
+ * session ended).  `req->name` is the URI, `req->variables` what it
+ * matched for a template, `req->data` the entry's data; there is no
+ * call.  Runs on the loop thread and MUST NOT block: typically it starts
+ * or stops watching the thing behind the URI, and later reports changes
+ * with mcpd_host.resource_updated().  After a reload the new instance is
+ * told of every subscription that is still open. */
+typedef void (*mcpd_subscribe_cb)(const mcpd_request *req, int subscribed);
 
 typedef struct mcpd_tool {
   /* REQUIRED.  1..64 characters of [A-Za-z0-9_.-], unique across all
@@ -250,26 +291,46 @@ typedef struct mcpd_tool {
 } mcpd_tool;
 
 typedef struct mcpd_resource {
-  const char *uri;         /* REQUIRED, RFC 3986 */
-  const char *name;        /* REQUIRED */
-  const char *title;       /* OPTIONAL */
-  const char *description; /* OPTIONAL */
-  const char *mime_type;   /* OPTIONAL */
-  mcpd_read_cb read;       /* REQUIRED */
-  void *data;              /* OPTIONAL, req->data */
-  void *reserved[3];       /* MUST be zero */
+  /* REQUIRED, an absolute RFC 3986 URI ("scheme:..."), unique across all
+   * plugins. */
+  const char *uri;
+  const char *name;            /* REQUIRED */
+  const char *title;           /* OPTIONAL */
+  const char *description;     /* OPTIONAL */
+  const char *mime_type;       /* OPTIONAL */
+  mcpd_read_cb read;           /* REQUIRED */
+  mcpd_subscribe_cb subscribe; /* OPTIONAL */
+  int exec;                    /* mcpd_exec of read; zero is MCPD_EXEC_POOL */
+  void *data;                  /* OPTIONAL, req->data */
+  void *reserved[3];           /* MUST be zero */
 } mcpd_resource;
 
+/* A family of resources, listed by resources/templates/list and read by
+ * URIs that match it.  The host matches RFC 6570 templates built from
+ * literal text and these expressions:
+ *   {var}        one value without '/', '?', '#' or ',' (percent-decoded)
+ *   {+var}       reserved expansion: any characters, '/' included
+ *   {#var}       the same, after a literal '#'
+ *   {/var}       one path segment after a '/'
+ *   {.var}       one label after a '.'
+ * Query forms ({?x}, {&x}) and several variables in one expression are
+ * refused at load.  A variable ends at the first occurrence of the
+ * literal text that follows it.  Templates are tried in listing order
+ * after the exact resource URIs; the first match serves the read. */
 typedef struct mcpd_resource_template {
-  const char *uri_template;  /* REQUIRED, RFC 6570 */
-  const char *name;          /* REQUIRED */
-  const char *title;         /* OPTIONAL */
-  const char *description;   /* OPTIONAL */
-  const char *mime_type;     /* OPTIONAL */
-  mcpd_read_cb read;         /* REQUIRED */
-  mcpd_complete_cb complete; /* OPTIONAL */
-  void *data;                /* OPTIONAL, req->data */
-  void *reserved[3];         /* MUST be zero */
+  const char *uri_template; /* REQUIRED, unique across all plugins */
+  const char *name;         /* REQUIRED */
+  const char *title;        /* OPTIONAL */
+  const char *description;  /* OPTIONAL */
+  const char *mime_type;    /* OPTIONAL */
+  mcpd_read_cb read;        /* REQUIRED */
+  /* OPTIONAL: completes the template's variables (completion/complete
+   * with ref/resource naming this template). */
+  mcpd_complete_cb complete;
+  mcpd_subscribe_cb subscribe; /* OPTIONAL */
+  int exec;                    /* mcpd_exec of read and complete */
+  void *data;                  /* OPTIONAL, req->data */
+  void *reserved[3];           /* MUST be zero */
 } mcpd_resource_template;
 
 typedef struct mcpd_prompt_argument {
@@ -288,6 +349,7 @@ typedef struct mcpd_prompt {
   const mcpd_prompt_argument *arguments;
   mcpd_prompt_cb get;        /* REQUIRED */
   mcpd_complete_cb complete; /* OPTIONAL */
+  int exec;                  /* mcpd_exec of get and complete */
   void *data;                /* OPTIONAL, req->data */
   void *reserved[3];         /* MUST be zero */
 } mcpd_prompt;
@@ -406,6 +468,44 @@ struct mcpd_host {
    * thread).  It never runs after the call completed.  One callback per
    * call; a second replaces the first. */
   int (*on_cancel)(mcpd_call *call, void (*cb)(void *arg), void *arg);
+
+  /* --- resources, prompts and completion at run time ----------------------
+   * Like add_tool()/remove_tool(), with the same thread rules: the host
+   * copies every field (and a prompt's argument table), validates the
+   * entry like a table entry, and tells clients with the matching
+   * notifications/.../list_changed.  Removal takes the key the entry was
+   * added under: the URI, the URI template, the prompt name. */
+  int (*add_resource)(mcpd_self *self, const mcpd_resource *resource);
+  int (*remove_resource)(mcpd_self *self, const char *uri);
+  int (*add_resource_template)(mcpd_self *self,
+                               const mcpd_resource_template *tmpl);
+  int (*remove_resource_template)(mcpd_self *self, const char *uri_template);
+  int (*add_prompt)(mcpd_self *self, const mcpd_prompt *prompt);
+  int (*remove_prompt)(mcpd_self *self, const char *name);
+  /* The resource at `uri` changed: every session subscribed to exactly
+   * that URI gets notifications/resources/updated.  Any thread; a no-op
+   * when nobody is subscribed. */
+  int (*resource_updated)(mcpd_self *self, const char *uri);
+
+  /* --- builders for prompts and completion -------------------------------- */
+  /* Prompt calls: the role ("user" or "assistant") of the messages the
+   * content blocks added after this call make. */
+  int (*prompt_role)(mcpd_call *call, const char *role);
+  /* Completion calls: appends one candidate value (copied). */
+  int (*completion_value)(mcpd_call *call, const char *value);
+  /* Completion calls: the number of candidates in all, when larger than
+   * what was added, and whether more exist than were sent. */
+  int (*completion_total)(mcpd_call *call, size_t total, int has_more);
+
+  /* --- errors ------------------------------------------------------------- */
+  /* Answers the call with a JSON-RPC error instead of a result: `code` is
+   * one of MCPD_ERR_*, the message is formatted.  Whatever was built is
+   * dropped.  For tools, prefer result_error(): a failure the model should
+   * read is a result, not a protocol error.  MCPD_ERR_NOT_FOUND on a read
+   * carries the URI as the error's data, as MCP asks.  result_error() on a
+   * read, prompt or completion call is fail(MCPD_ERR_INTERNAL, ...). */
+  int (*fail)(mcpd_call *call, int code, const char *fmt, ...)
+      MCPD_PRINTF(3, 4);
   /* Appends go here; never reorder what is above. */
 };
 
