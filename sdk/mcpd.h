@@ -171,6 +171,9 @@ typedef struct mcpd_request {
   /* Resource-template reads: the variables the URI matched, an object of
    * strings ({"path": "a/b"} for file:///{path}).  NULL otherwise. */
   json_object *variables;
+  /* The request's params._meta object as the client sent it (its
+   * progressToken, say), or NULL.  Borrowed, like `arguments`. */
+  json_object *meta;
 } mcpd_request;
 
 /* Where a tool's callback runs. */
