@@ -29,14 +29,16 @@ export const MCPD = path.join(BUILDDIR, 'src', 'mcpd');
 export const LATEST = '2025-11-25';
 
 /** Plugins shipped with mcpd; everything else is a check-only fixture. */
-const BUNDLED = new Set(['echo', 'calc']);
+const BUNDLED = new Set(['echo', 'calc', 'fs']);
+/** Example plugins, built under examples/. */
+const EXAMPLES = new Set(['everything']);
 
 /** Absolute path of the built plugin `name` (without ".so"). */
 export function pluginPath(name) {
   const base = name.replace(/\.so$/, '');
-  return BUNDLED.has(base)
-    ? path.join(BUILDDIR, 'plugins', '.libs', `${base}.so`)
-    : path.join(BUILDDIR, 'tests', 'plugins', '.libs', `${base}.so`);
+  if (BUNDLED.has(base)) return path.join(BUILDDIR, 'plugins', '.libs', `${base}.so`);
+  if (EXAMPLES.has(base)) return path.join(BUILDDIR, 'examples', '.libs', `${base}.so`);
+  return path.join(BUILDDIR, 'tests', 'plugins', '.libs', `${base}.so`);
 }
 
 /* ------------------------------------------------------------------------ */
