@@ -41,8 +41,9 @@ typedef struct call_event {
   mcpd_call *call;       /* completion, progress */
   struct plugin *plugin; /* run-time tools; holds a reference */
   json_object *msg;      /* progress params */
-  reg_tool *tool;        /* add_tool */
-  char *name;            /* remove_tool: the tool; log: the logger */
+  reg_entry *entry;      /* add_*: the entry to register */
+  int kind;              /* remove_*: the reg_kind */
+  char *name;            /* remove_*: the key; log: the logger; updated: uri */
   char *text;            /* log */
   int value;             /* completion status, log level */
 } call_event;
@@ -129,9 +130,25 @@ static int mark_completed(mcpd_call *c) {
   return was;
 }
 
+/* Runs the plugin's callback for the call. */
+static int invoke(mcpd_call *c) {
+  mcpd_call *h = handle_of(c);
+  switch (c->kind) {
+  case CALL_TOOL:
+    return c->entry->cb(h, &c->request);
+  case CALL_READ:
+    return c->entry->read(h, &c->request);
+  case CALL_PROMPT:
+    return c->entry->get(h, &c->request);
+  case CALL_COMPLETE:
+    return c->entry->complete(h, &c->request, c->argument, c->value, c->args);
+  }
+  return MCPD_ERROR;
+}
+
 static void work_cb(uv_work_t *work) {
   mcpd_call *c = work->data;
-  c->status = c->tool->cb(handle_of(c), &c->request);
+  c->status = invoke(c);
   /* Completed here, on the worker, not in after_work_cb: a cancellation
    * the loop handles in between must not run the plugin's on_cancel
    * callback after the tool returned. */
@@ -165,6 +182,36 @@ static json_object *copy_token(json_object *params) {
 static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
                       size_t errlen);
 
+/* What the call serves, for messages: "tool", "read of", ... */
+static const char *what(const mcpd_call *c) {
+  switch (c->kind) {
+  case CALL_READ:
+    return "read of";
+  case CALL_PROMPT:
+    return "prompt";
+  case CALL_COMPLETE:
+    return "completion for";
+  default:
+    return "tool";
+  }
+}
+
+/* Copies a json-c value for a callback: shared when it runs on the loop,
+ * a private copy otherwise (json-c reference counts are not atomic).
+ * NULL stays NULL; *ok turns 0 when a copy fails. */
+static json_object *for_callback(json_object *v, int inline_cb, int *ok) {
+  json_object *copy = NULL;
+  if (v == NULL)
+    return NULL;
+  if (inline_cb)
+    return json_object_get(v);
+  if (json_object_deep_copy(v, &copy, NULL) != 0) {
+    *ok = 0;
+    return NULL;
+  }
+  return copy;
+}
+
 /* Whether `text` is one line of strict JSON.  A plugin can attach its own
  * json-c serializer to a value it hands back, and json-c then prints
  * whatever that serializer writes -- a newline would start a forged
@@ -192,8 +239,8 @@ static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
                         size_t errlen) {
   if (status != MCPD_OK && status != MCPD_ERROR) {
     snprintf(err, errlen,
-             "tool %s returned %d, which is neither MCPD_OK nor MCPD_ERROR",
-             c->tool->name, status);
+             "%s %s returned %d, which is neither MCPD_OK nor MCPD_ERROR",
+             what(c), c->name, status);
     return -1;
   }
   if (build_text(c, status, out, err, errlen) != 0)
@@ -205,9 +252,9 @@ static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
       snprintf(err, errlen, "out of memory");
       return -1;
     }
-    log_warn("plugin \"%s\": tool %s returned text that is not valid UTF-8; "
+    log_warn("plugin \"%s\": %s %s returned text that is not valid UTF-8; "
              "bad bytes were replaced with U+FFFD",
-             c->plugin->name, c->tool->name);
+             c->plugin->name, what(c), c->name);
     free(out->data);
     out->data = fixed;
     out->len = len;
@@ -216,65 +263,90 @@ static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
   if ((c->structured != NULL || c->replacement != NULL) &&
       !one_json_line(out->data, out->len)) {
     snprintf(err, errlen,
-             "tool %s returned a value that does not serialize as JSON "
+             "%s %s returned a value that does not serialize as JSON "
              "(a custom json-c serializer?)",
-             c->tool->name);
+             what(c), c->name);
     return -1;
   }
   return 0;
 }
 
-void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
+static void call_free(mcpd_call *c) {
+  json_object_put(c->args);
+  json_object_put(c->variables);
+  json_object_put(c->meta);
+  strbuf_free(&c->content);
+  json_object_put(c->structured);
+  json_object_put(c->replacement);
+  json_object_put(c->progress_token);
+  free(c->name);
+  free(c->argument);
+  free(c->value);
+  free(c->fail_message);
+  reg_entry_release(c->entry);
+  plugin_release(c->plugin);
+  free(c);
+}
+
+void call_start(call_exec *e, request *r, const call_args *a) {
   mcpd_call *c = calloc(1, sizeof(*c));
-  int rc;
+  int inline_cb = a->entry->exec == MCPD_EXEC_INLINE;
+  json_object *meta = NULL;
+  int ok = 1, rc;
 
   if (c == NULL) {
     request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
   c->exec = e;
-  c->req = r;
-  r->call = c;
-  c->tool = reg_tool_ref(tool);
-  c->plugin = tool->owner;
+  c->kind = a->kind;
+  c->entry = reg_entry_ref(a->entry);
+  c->plugin = a->entry->owner;
   plugin_ref(c->plugin);
-  /* json-c reference counts are not atomic: a callback on another thread
-   * gets arguments of its own, which nothing on the loop touches. */
-  if (tool->exec == MCPD_EXEC_INLINE)
-    c->args = json_object_get(args);
-  else if (json_object_deep_copy(args, &c->args, NULL) != 0)
-    c->args = NULL;
+  c->role = "user";
+  json_object_object_get_ex(r->params, "_meta", &meta);
+  if (!json_object_is_type(meta, json_type_object))
+    meta = NULL;
+  c->name = strdup(a->name);
+  c->args = for_callback(a->arguments, inline_cb, &ok);
+  c->variables = for_callback(a->variables, inline_cb, &ok);
+  c->meta = for_callback(meta, inline_cb, &ok);
+  if (a->argument)
+    c->argument = strdup(a->argument);
+  if (a->value)
+    c->value = strdup(a->value);
   c->handle = handles_add(c, c->plugin->name);
-  if (c->args == NULL || c->handle == 0) {
-    json_object_put(c->args);
+  if (!ok || c->name == NULL || c->handle == 0 ||
+      (a->argument && c->argument == NULL) || (a->value && c->value == NULL)) {
     handles_remove(c->handle);
-    reg_tool_release(c->tool);
-    plugin_release(c->plugin);
-    r->call = NULL;
-    free(c);
+    call_free(c);
     request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
+  c->req = r;
+  r->call = c;
   c->request.size = sizeof(c->request);
   c->request.host = &call_host_api;
   c->request.self = &c->plugin->self;
   c->request.state = c->plugin->state;
-  c->request.data = tool->data;
-  c->request.name = tool->name;
-  c->request.arguments = c->args;
+  c->request.data = a->entry->data;
+  c->request.name = c->name;
+  c->request.arguments = c->kind == CALL_COMPLETE ? NULL : c->args;
+  c->request.variables = c->variables;
+  c->request.meta = c->meta;
   c->progress_token = copy_token(r->params);
   c->last_progress = -1e300;
   c->work.data = c;
   e->in_flight++;
 
-  switch (tool->exec) {
+  switch (a->entry->exec) {
   case MCPD_EXEC_INLINE:
-    rc = tool->cb(handle_of(c), &c->request);
+    rc = invoke(c);
     mark_completed(c);
     call_done(c, rc);
     break;
   case MCPD_EXEC_ASYNC:
-    rc = tool->cb(handle_of(c), &c->request);
+    rc = invoke(c);
     /* On failure to start, finish now -- unless the plugin already called
      * complete(), whose queued event will finish it. */
     if (rc != MCPD_OK && !mark_completed(c))
@@ -287,6 +359,25 @@ void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args) {
     }
     break;
   }
+}
+
+void call_subscribe(reg_entry *e, const char *uri, int subscribed) {
+  plugin *p = e->owner;
+  mcpd_request req;
+
+  if (e->subscribe == NULL)
+    return;
+  memset(&req, 0, sizeof(req));
+  req.size = sizeof(req);
+  req.host = &call_host_api;
+  req.self = &p->self;
+  req.state = p->state;
+  req.data = e->data;
+  req.name = uri;
+  if (e->tpl != NULL)
+    req.variables = uritpl_match(e->tpl, uri);
+  e->subscribe(&req, subscribed);
+  json_object_put(req.variables);
 }
 
 void call_cancel(mcpd_call *c) {
@@ -318,82 +409,78 @@ void call_cancel(mcpd_call *c) {
   }
 }
 
-/* Checks the shape of a result a plugin handed over whole. */
-static int valid_result(json_object *result) {
-  json_object *content;
-  size_t n;
-  if (!json_object_is_type(result, json_type_object) ||
-      !json_object_object_get_ex(result, "content", &content) ||
-      !json_object_is_type(content, json_type_array))
+/* Whether `result` has member `key` of type `type`. */
+static int has(json_object *result, const char *key, json_type type,
+               json_object **out) {
+  json_object *v;
+  if (!json_object_object_get_ex(result, key, &v) ||
+      !json_object_is_type(v, type))
     return 0;
-  n = json_object_array_length(content);
+  if (out)
+    *out = v;
+  return 1;
+}
+
+/* Checks the shape of a result a plugin handed over whole: what the
+ * client's schema needs at the top, and every item an object. */
+static int valid_result(const mcpd_call *c, json_object *result) {
+  static const char *const keys[] = {"content", "contents", "messages", NULL};
+  json_object *list, *completion;
+  size_t n;
+
+  if (!json_object_is_type(result, json_type_object))
+    return 0;
+  if (c->kind == CALL_COMPLETE)
+    return has(result, "completion", json_type_object, &completion) &&
+           has(completion, "values", json_type_array, &list) &&
+           json_object_array_length(list) <= 100;
+  if (!has(result, keys[c->kind], json_type_array, &list))
+    return 0;
+  n = json_object_array_length(list);
   for (size_t i = 0; i < n; i++) {
-    json_object *block = json_object_array_get_idx(content, i), *type;
-    if (!json_object_is_type(block, json_type_object) ||
-        !json_object_object_get_ex(block, "type", &type) ||
-        !json_object_is_type(type, json_type_string))
+    json_object *item = json_object_array_get_idx(list, i);
+    if (!json_object_is_type(item, json_type_object))
+      return 0;
+    if (c->kind == CALL_TOOL && !has(item, "type", json_type_string, NULL))
+      return 0;
+    if (c->kind == CALL_READ && !has(item, "uri", json_type_string, NULL))
+      return 0;
+    if (c->kind == CALL_PROMPT &&
+        (!has(item, "role", json_type_string, NULL) ||
+         !has(item, "content", json_type_object, NULL)))
       return 0;
   }
   return 1;
 }
 
-/* Builds the CallToolResult as JSON text into `out`; returns 0, or -1 with
- * `err` set. */
-static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
-                      size_t errlen) {
-  const char *name = c->tool->name;
+/* Checks a tool's structured content against its output schema. */
+static int check_output(mcpd_call *c, char *err, size_t errlen) {
+  char why[400];
+  if (c->entry->output_schema == NULL || c->is_error)
+    return 0;
+  if (c->structured == NULL) {
+    snprintf(err, errlen,
+             "tool %s declares an output schema but returned no "
+             "structuredContent",
+             c->name);
+    return -1;
+  }
+  if (schema_validate(c->entry->output_schema, c->structured, why,
+                      sizeof(why)) != 0) {
+    snprintf(err, errlen,
+             "tool %s returned structuredContent that does not match its "
+             "output schema: %s",
+             c->name, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* The CallToolResult around the content blocks. */
+static void tool_result(mcpd_call *c, strbuf *out) {
   const char *text;
   size_t len;
 
-  if (c->bad_result || c->content.failed) {
-    snprintf(err, errlen, "tool %s built an invalid result", name);
-    return -1;
-  }
-  if (!jsonrpc_all_finite(c->structured) ||
-      !jsonrpc_all_finite(c->replacement)) {
-    snprintf(err, errlen,
-             "tool %s returned a number that is not finite (NaN or "
-             "infinity has no JSON form)",
-             name);
-    return -1;
-  }
-  if (c->replacement) {
-    if (!valid_result(c->replacement)) {
-      snprintf(err, errlen,
-               "tool %s returned a malformed result (not an object with a "
-               "content array)",
-               name);
-      return -1;
-    }
-    text = jsonrpc_to_string(c->replacement, &len);
-    strbuf_append(out, text, len);
-    return 0;
-  }
-  if (c->n_blocks == 0 && c->structured == NULL && !c->is_error) {
-    snprintf(err, errlen,
-             status == MCPD_OK ? "tool %s returned no result"
-                               : "tool %s failed without a result",
-             name);
-    return -1;
-  }
-  if (c->tool->output_schema && !c->is_error) {
-    char why[400];
-    if (c->structured == NULL) {
-      snprintf(err, errlen,
-               "tool %s declares an output schema but returned no "
-               "structuredContent",
-               name);
-      return -1;
-    }
-    if (schema_validate(c->tool->output_schema, c->structured, why,
-                        sizeof(why)) != 0) {
-      snprintf(err, errlen,
-               "tool %s returned structuredContent that does not match its "
-               "output schema: %s",
-               name, why);
-      return -1;
-    }
-  }
   strbuf_puts(out, "{\"content\":[");
   strbuf_append(out, c->content.data, c->content.len);
   if (c->structured) {
@@ -412,7 +499,114 @@ static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
   if (c->is_error)
     strbuf_puts(out, ",\"isError\":true");
   strbuf_puts(out, "}");
+}
+
+/* The most values one completion result carries (MCP's limit). */
+#define COMPLETION_MAX 100
+
+static void completion_result(mcpd_call *c, strbuf *out) {
+  size_t sent = c->n_blocks < COMPLETION_MAX ? c->n_blocks : COMPLETION_MAX;
+  size_t total = c->total > c->n_blocks ? c->total : c->n_blocks;
+  char tail[64];
+
+  /* content holds the first 100 values; n_blocks counts them all. */
+  strbuf_puts(out, "{\"completion\":{\"values\":[");
+  strbuf_append(out, c->content.data, c->content.len);
+  snprintf(tail, sizeof(tail), "],\"total\":%zu,\"hasMore\":%s}}", total,
+           c->has_more || total > sent ? "true" : "false");
+  strbuf_puts(out, tail);
+}
+
+/* Builds the result as JSON text into `out`; returns 0, or -1 with `err`
+ * set. */
+static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
+                      size_t errlen) {
+  const char *name = c->name, *text;
+  size_t len;
+
+  if (c->bad_result || c->content.failed) {
+    snprintf(err, errlen, "%s %s built an invalid result", what(c), name);
+    return -1;
+  }
+  if (!jsonrpc_all_finite(c->structured) ||
+      !jsonrpc_all_finite(c->replacement)) {
+    snprintf(err, errlen,
+             "%s %s returned a number that is not finite (NaN or "
+             "infinity has no JSON form)",
+             what(c), name);
+    return -1;
+  }
+  if (c->replacement) {
+    if (!valid_result(c, c->replacement)) {
+      snprintf(err, errlen, "%s %s returned a malformed result", what(c), name);
+      return -1;
+    }
+    text = jsonrpc_to_string(c->replacement, &len);
+    strbuf_append(out, text, len);
+    return 0;
+  }
+  if (status != MCPD_OK && c->kind != CALL_TOOL) {
+    snprintf(err, errlen, "%s %s failed", what(c), name);
+    return -1;
+  }
+  switch (c->kind) {
+  case CALL_TOOL:
+    if (c->n_blocks == 0 && c->structured == NULL && !c->is_error) {
+      snprintf(err, errlen,
+               status == MCPD_OK ? "tool %s returned no result"
+                                 : "tool %s failed without a result",
+               name);
+      return -1;
+    }
+    if (check_output(c, err, errlen) != 0)
+      return -1;
+    tool_result(c, out);
+    break;
+  case CALL_READ:
+    if (c->n_blocks == 0) {
+      snprintf(err, errlen, "read of %s returned no contents", name);
+      return -1;
+    }
+    strbuf_puts(out, "{\"contents\":[");
+    strbuf_append(out, c->content.data, c->content.len);
+    strbuf_puts(out, "]}");
+    break;
+  case CALL_PROMPT:
+    strbuf_puts(out, "{");
+    if (c->entry->description) {
+      strbuf_puts(out, "\"description\":");
+      strbuf_json_string(out, c->entry->description,
+                         strlen(c->entry->description));
+      strbuf_puts(out, ",");
+    }
+    strbuf_puts(out, "\"messages\":[");
+    strbuf_append(out, c->content.data, c->content.len);
+    strbuf_puts(out, "]}");
+    break;
+  case CALL_COMPLETE:
+    completion_result(c, out);
+    break;
+  }
   return out->failed ? -1 : 0;
+}
+
+/* Answers the JSON-RPC error a callback chose with fail(). */
+static void answer_failure(mcpd_call *c, request *r) {
+  json_object *data = NULL;
+  const char *msg = c->fail_message ? c->fail_message : "failed";
+  char *fixed = NULL;
+  size_t len;
+
+  if (c->fail_code == MCPD_ERR_NOT_FOUND && c->kind == CALL_READ) {
+    data = json_object_new_object();
+    json_object_object_add(data, "uri", json_object_new_string(c->name));
+  }
+  /* The message is plugin text: make it valid UTF-8 like any result. */
+  if (!utf8_valid(msg, strlen(msg)) &&
+      (fixed = utf8_repair(msg, strlen(msg), &len)) != NULL)
+    msg = fixed;
+  request_fail(r, c->fail_code, msg, data);
+  free(fixed);
 }
 
 static void call_finish(mcpd_call *c, int status) {
@@ -427,7 +621,9 @@ static void call_finish(mcpd_call *c, int status) {
     char err[600];
     strbuf out = {0};
     r->call = NULL;
-    if (build_result(c, status, &out, err, sizeof(err)) == 0) {
+    if (c->fail_code != 0) {
+      answer_failure(c, r);
+    } else if (build_result(c, status, &out, err, sizeof(err)) == 0) {
       request_reply_raw(r, out.data, out.len);
       strbuf_free(&out);
     } else {
@@ -437,14 +633,7 @@ static void call_finish(mcpd_call *c, int status) {
       request_fail(r, JSONRPC_INTERNAL_ERROR, err, NULL);
     }
   }
-  json_object_put(c->args);
-  strbuf_free(&c->content);
-  json_object_put(c->structured);
-  json_object_put(c->replacement);
-  json_object_put(c->progress_token);
-  reg_tool_release(c->tool);
-  plugin_release(c->plugin);
-  free(c);
+  call_free(c);
   if (--e->in_flight == 0 && e->drained_cb != NULL)
     e->drained_cb(e->arg);
 }
@@ -601,18 +790,43 @@ static int usable(mcpd_call *call) {
   return 0;
 }
 
-/* Starts the next block in the comma-joined content text. */
-static void next_block(mcpd_call *call) {
+/* Refuses a builder that has no meaning for the call's kind: the result
+ * is then an internal error, and last_error() says why. */
+static int refuse(mcpd_call *call, const char *builder) {
+  static const char *const kinds[] = {"tool call", "resource read",
+                                      "prompt get", "completion"};
+  log_error("plugin \"%s\": %s() on a %s (%s %s); the call fails",
+            call->plugin->name, builder, kinds[call->kind], what(call),
+            call->name);
+  set_error("%s() cannot be used on a %s", builder, kinds[call->kind]);
+  call->bad_result = 1;
+  return MCPD_ERROR;
+}
+
+/* Starts the next block in the comma-joined content text: a prompt's
+ * block is the content of a message with the current role. */
+static void begin_block(mcpd_call *call) {
   if (call->n_blocks++ > 0)
     strbuf_append(&call->content, ",", 1);
+  if (call->kind == CALL_PROMPT) {
+    strbuf_puts(&call->content, "{\"role\":\"");
+    strbuf_puts(&call->content, call->role);
+    strbuf_puts(&call->content, "\",\"content\":");
+  }
+}
+
+static void end_block(mcpd_call *call) {
+  if (call->kind == CALL_PROMPT)
+    strbuf_append(&call->content, "}", 1);
 }
 
 /* Rarer block kinds are built with json-c and appended as text. */
 static int add_block(mcpd_call *call, json_object *block) {
   size_t len;
   const char *text = jsonrpc_to_string(block, &len);
-  next_block(call);
+  begin_block(call);
   strbuf_append(&call->content, text, len);
+  end_block(call);
   json_object_put(block);
   return call->content.failed ? MCPD_ERROR : MCPD_OK;
 }
@@ -623,13 +837,41 @@ static json_object *new_block(const char *type) {
   return block;
 }
 
+/* One item of a read's contents: the URI asked for unless the plugin
+ * names another, the entry's MIME type unless it names one. */
+static int read_item(mcpd_call *call, const char *uri, const char *mime_type,
+                     const char *key, const char *value, size_t len) {
+  if (uri == NULL)
+    uri = call->name;
+  if (mime_type == NULL)
+    mime_type = call->entry->mime_type;
+  begin_block(call);
+  strbuf_puts(&call->content, "{\"uri\":");
+  strbuf_json_string(&call->content, uri, strlen(uri));
+  if (mime_type != NULL) {
+    strbuf_puts(&call->content, ",\"mimeType\":");
+    strbuf_json_string(&call->content, mime_type, strlen(mime_type));
+  }
+  strbuf_puts(&call->content, ",\"");
+  strbuf_puts(&call->content, key);
+  strbuf_puts(&call->content, "\":");
+  strbuf_json_string(&call->content, value, len);
+  strbuf_append(&call->content, "}", 1);
+  return call->content.failed ? MCPD_ERROR : MCPD_OK;
+}
+
 static int do_result_text_len(mcpd_call *call, const char *text, size_t len) {
   if (!usable(call) || text == NULL || len > INT32_MAX)
     return MCPD_ERROR;
-  next_block(call);
+  if (call->kind == CALL_COMPLETE)
+    return refuse(call, "result_text");
+  if (call->kind == CALL_READ)
+    return read_item(call, NULL, NULL, "text", text, len);
+  begin_block(call);
   strbuf_puts(&call->content, "{\"type\":\"text\",\"text\":");
   strbuf_json_string(&call->content, text, len);
   strbuf_append(&call->content, "}", 1);
+  end_block(call);
   return call->content.failed ? MCPD_ERROR : MCPD_OK;
 }
 
@@ -639,10 +881,20 @@ static int do_result_text(mcpd_call *call, const char *text) {
   return do_result_text_len(call, text, strlen(text));
 }
 
+/* Content blocks only tools and prompts have. */
+static int content_only(mcpd_call *call, const char *builder) {
+  if (call->kind == CALL_READ || call->kind == CALL_COMPLETE)
+    return refuse(call, builder);
+  return MCPD_OK;
+}
+
 static int media(mcpd_call *call, const char *type, const char *data,
                  const char *mime_type) {
   json_object *block;
   if (!usable(call) || data == NULL || mime_type == NULL)
+    return MCPD_ERROR;
+  if (content_only(call, strcmp(type, "image") == 0 ? "result_image"
+                                                    : "result_audio") != 0)
     return MCPD_ERROR;
   block = new_block(type);
   json_object_object_add(block, "data", json_object_new_string(data));
@@ -666,6 +918,8 @@ static int do_result_resource_link(mcpd_call *call, const char *uri,
   json_object *block;
   if (!usable(call) || uri == NULL || name == NULL)
     return MCPD_ERROR;
+  if (content_only(call, "result_resource_link") != 0)
+    return MCPD_ERROR;
   block = new_block("resource_link");
   json_object_object_add(block, "uri", json_object_new_string(uri));
   json_object_object_add(block, "name", json_object_new_string(name));
@@ -681,7 +935,14 @@ static int do_result_resource_link(mcpd_call *call, const char *uri,
 static int embedded(mcpd_call *call, const char *uri, const char *mime_type,
                     const char *key, const char *value) {
   json_object *block, *resource;
-  if (!usable(call) || uri == NULL || value == NULL)
+  if (!usable(call) || value == NULL)
+    return MCPD_ERROR;
+  if (call->kind == CALL_READ)
+    return read_item(call, uri, mime_type, key, value, strlen(value));
+  if (call->kind == CALL_COMPLETE)
+    return refuse(call, strcmp(key, "text") == 0 ? "result_resource_text"
+                                                 : "result_resource_blob");
+  if (uri == NULL)
     return MCPD_ERROR;
   resource = json_object_new_object();
   json_object_object_add(resource, "uri", json_object_new_string(uri));
@@ -709,6 +970,10 @@ static int do_result_structured(mcpd_call *call, json_object *value) {
     json_object_put(value);
     return MCPD_ERROR;
   }
+  if (call->kind != CALL_TOOL) {
+    json_object_put(value);
+    return refuse(call, "result_structured");
+  }
   if (!json_object_is_type(value, json_type_object)) {
     json_object_put(value);
     call->bad_result = 1;
@@ -729,6 +994,16 @@ static int vtext(mcpd_call *call, int is_error, const char *fmt, va_list ap) {
   text = host_vmprintf(fmt, ap);
   if (text == NULL)
     return MCPD_ERROR;
+  if (is_error && call->kind != CALL_TOOL) {
+    /* Only tool results can carry an error the model reads. */
+    if (call->fail_code == 0) {
+      call->fail_code = MCPD_ERR_INTERNAL;
+      call->fail_message = text;
+    } else {
+      free(text);
+    }
+    return MCPD_OK;
+  }
   if (is_error)
     call->is_error = 1;
   rc = do_result_text(call, text);
@@ -737,7 +1012,7 @@ static int vtext(mcpd_call *call, int is_error, const char *fmt, va_list ap) {
 }
 
 static const char *do_call_tool_name(mcpd_call *call) {
-  return call ? call->tool->name : NULL;
+  return call ? call->name : NULL;
 }
 
 static int do_result_json(mcpd_call *call, json_object *result) {
@@ -809,84 +1084,246 @@ static mcpd_self *do_call_self(mcpd_call *call) {
   return call ? &call->plugin->self : NULL;
 }
 
-static void add_tool_run(hostq_event *base) {
+static void add_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
   char err[400];
-  loader_add_tool(ev->plugin, ev->tool, err, sizeof(err));
+  loader_add(ev->plugin, ev->entry, err, sizeof(err));
   plugin_release(ev->plugin);
   free_event(ev);
 }
 
-static void remove_tool_run(hostq_event *base) {
+static void remove_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
-  loader_remove_tool(ev->plugin, ev->name);
+  loader_remove(ev->plugin, (reg_kind)ev->kind, ev->name);
   plugin_release(ev->plugin);
   free_event(ev);
 }
 
-static int host_add_tool(mcpd_self *self, const mcpd_tool *def) {
-  plugin *p = self ? self->plugin : NULL;
-  mcpd_tool entry;
-  call_exec *e;
-  char err[400];
-  reg_tool *t;
+/* Copies a run-time entry of the plugin's layout (`size` bytes of it)
+ * into the host's `out`: fields its size does not cover read as zero. */
+static void copy_entry(void *out, size_t out_size, const void *def,
+                       size_t size) {
+  memset(out, 0, out_size);
+  memcpy(out, def, size < out_size ? size : out_size);
+}
+
+/* Registers a run-time entry built (and so validated) by the caller, or
+ * NULL when it was refused with `err`: at once on the loop, else on the
+ * loop's next turn. */
+static int add_entry(plugin *p, reg_entry *e, const char *what,
+                     const char *err) {
+  call_exec *x = p->host_data;
+  char why[400];
   call_event *ev;
 
-  if (p == NULL || def == NULL) {
-    set_error("add_tool: self and tool must not be NULL");
-    return MCPD_ERROR;
-  }
-  /* The entry has the plugin's layout: copy what its size covers. */
-  {
-    size_t size = p->desc->tool_size;
-    memset(&entry, 0, sizeof(entry));
-    memcpy(&entry, def, size < sizeof(entry) ? size : sizeof(entry));
-  }
-  t = reg_tool_new(&entry, p, err, sizeof(err));
-  if (t == NULL) {
-    log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
+  if (e == NULL) {
+    log_error("plugin \"%s\": %s refused: %s", p->name, what, err);
     set_error("%s", err);
     return MCPD_ERROR;
   }
-  e = p->host_data;
-  if (hostq_on_loop(&e->queue)) {
-    if (loader_add_tool(p, t, err, sizeof(err)) == 0)
+  if (hostq_on_loop(&x->queue)) {
+    if (loader_add(p, e, why, sizeof(why)) == 0)
       return MCPD_OK;
-    set_error("%s", err);
+    set_error("%s", why);
     return MCPD_ERROR;
   }
-  ev = new_event(e, add_tool_run);
+  ev = new_event(x, add_run);
   if (ev == NULL) {
-    reg_tool_release(t);
+    reg_entry_release(e);
     set_error("out of memory");
     return MCPD_ERROR;
   }
   plugin_ref(p);
   ev->plugin = p;
-  ev->tool = t;
-  hostq_post(&e->queue, &ev->base);
+  ev->entry = e;
+  hostq_post(&x->queue, &ev->base);
   return MCPD_OK;
 }
 
-static int host_remove_tool(mcpd_self *self, const char *name) {
+static int remove_entry(mcpd_self *self, reg_kind kind, const char *key) {
   plugin *p = self ? self->plugin : NULL;
-  call_exec *e;
+  call_exec *x;
   call_event *ev;
 
-  if (p == NULL || name == NULL)
+  if (p == NULL || key == NULL) {
+    set_error("remove: self and the key must not be NULL");
     return MCPD_ERROR;
-  e = p->host_data;
-  if (hostq_on_loop(&e->queue))
-    return loader_remove_tool(p, name) == 0 ? MCPD_OK : MCPD_ERROR;
-  ev = new_event(e, remove_tool_run);
-  if (ev == NULL || (ev->name = strdup(name)) == NULL) {
+  }
+  x = p->host_data;
+  if (hostq_on_loop(&x->queue)) {
+    if (loader_remove(p, kind, key) == 0)
+      return MCPD_OK;
+    set_error("plugin \"%s\" offers no %s \"%s\"", p->name, reg_kind_name(kind),
+              key);
+    return MCPD_ERROR;
+  }
+  ev = new_event(x, remove_run);
+  if (ev == NULL || (ev->name = strdup(key)) == NULL) {
     if (ev != NULL)
       free_event(ev);
+    set_error("out of memory");
     return MCPD_ERROR;
   }
   plugin_ref(p);
   ev->plugin = p;
-  hostq_post(&e->queue, &ev->base);
+  ev->kind = (int)kind;
+  hostq_post(&x->queue, &ev->base);
+  return MCPD_OK;
+}
+
+static plugin *self_plugin(mcpd_self *self, const void *def, const char *fn) {
+  if (self == NULL || self->plugin == NULL || def == NULL) {
+    set_error("%s: self and the entry must not be NULL", fn);
+    return NULL;
+  }
+  return self->plugin;
+}
+
+static int host_add_tool(mcpd_self *self, const mcpd_tool *def) {
+  plugin *p = self_plugin(self, def, "add_tool");
+  mcpd_tool entry;
+  char err[400];
+  if (p == NULL)
+    return MCPD_ERROR;
+  copy_entry(&entry, sizeof(entry), def, p->desc->tool_size);
+  return add_entry(p, reg_tool_new(&entry, p, err, sizeof(err)), "add_tool",
+                   err);
+}
+
+static int host_remove_tool(mcpd_self *self, const char *name) {
+  return remove_entry(self, REG_TOOL, name);
+}
+
+static int host_add_resource(mcpd_self *self, const mcpd_resource *def) {
+  plugin *p = self_plugin(self, def, "add_resource");
+  mcpd_resource entry;
+  char err[400];
+  if (p == NULL)
+    return MCPD_ERROR;
+  copy_entry(&entry, sizeof(entry), def, p->desc->resource_size);
+  return add_entry(p, reg_resource_new(&entry, p, err, sizeof(err)),
+                   "add_resource", err);
+}
+
+static int host_remove_resource(mcpd_self *self, const char *uri) {
+  return remove_entry(self, REG_RESOURCE, uri);
+}
+
+static int host_add_resource_template(mcpd_self *self,
+                                      const mcpd_resource_template *def) {
+  plugin *p = self_plugin(self, def, "add_resource_template");
+  mcpd_resource_template entry;
+  char err[400];
+  if (p == NULL)
+    return MCPD_ERROR;
+  copy_entry(&entry, sizeof(entry), def, p->desc->resource_template_size);
+  return add_entry(p, reg_template_new(&entry, p, err, sizeof(err)),
+                   "add_resource_template", err);
+}
+
+static int host_remove_resource_template(mcpd_self *self,
+                                         const char *uri_template) {
+  return remove_entry(self, REG_TEMPLATE, uri_template);
+}
+
+static int host_add_prompt(mcpd_self *self, const mcpd_prompt *def) {
+  plugin *p = self_plugin(self, def, "add_prompt");
+  mcpd_prompt entry;
+  char err[400];
+  if (p == NULL)
+    return MCPD_ERROR;
+  copy_entry(&entry, sizeof(entry), def, p->desc->prompt_size);
+  return add_entry(p,
+                   reg_prompt_new(&entry, p->desc->prompt_argument_size, p, err,
+                                  sizeof(err)),
+                   "add_prompt", err);
+}
+
+static int host_remove_prompt(mcpd_self *self, const char *name) {
+  return remove_entry(self, REG_PROMPT, name);
+}
+
+static void updated_run(hostq_event *base) {
+  call_event *ev = (call_event *)base;
+  if (ev->exec->updated_cb != NULL)
+    ev->exec->updated_cb(ev->exec->arg, ev->name);
+  free_event(ev);
+}
+
+static int host_resource_updated(mcpd_self *self, const char *uri) {
+  plugin *p = self ? self->plugin : NULL;
+  call_event *ev;
+
+  if (p == NULL || uri == NULL || !registry_valid_uri(uri)) {
+    set_error("resource_updated: self must not be NULL and uri must be an "
+              "absolute URI");
+    return MCPD_ERROR;
+  }
+  ev = new_event(p->host_data, updated_run);
+  if (ev == NULL || (ev->name = strdup(uri)) == NULL) {
+    if (ev != NULL)
+      free_event(ev);
+    set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  hostq_post(&ev->exec->queue, &ev->base);
+  return MCPD_OK;
+}
+
+static int do_prompt_role(mcpd_call *call, const char *role) {
+  if (!usable(call))
+    return MCPD_ERROR;
+  if (call->kind != CALL_PROMPT)
+    return refuse(call, "prompt_role");
+  if (role != NULL && strcmp(role, "user") == 0)
+    call->role = "user";
+  else if (role != NULL && strcmp(role, "assistant") == 0)
+    call->role = "assistant";
+  else {
+    set_error("prompt_role: the role must be \"user\" or \"assistant\"");
+    return MCPD_ERROR;
+  }
+  return MCPD_OK;
+}
+
+static int do_completion_value(mcpd_call *call, const char *value) {
+  if (!usable(call) || value == NULL)
+    return MCPD_ERROR;
+  if (call->kind != CALL_COMPLETE)
+    return refuse(call, "completion_value");
+  /* Only the first COMPLETION_MAX are kept; the rest are counted. */
+  if (call->n_blocks++ < COMPLETION_MAX) {
+    if (call->n_blocks > 1)
+      strbuf_append(&call->content, ",", 1);
+    strbuf_json_string(&call->content, value, strlen(value));
+  }
+  return call->content.failed ? MCPD_ERROR : MCPD_OK;
+}
+
+static int do_completion_total(mcpd_call *call, size_t total, int has_more) {
+  if (!usable(call))
+    return MCPD_ERROR;
+  if (call->kind != CALL_COMPLETE)
+    return refuse(call, "completion_total");
+  call->total = total;
+  call->has_more = has_more != 0;
+  return MCPD_OK;
+}
+
+static int do_fail(mcpd_call *call, int code, const char *fmt, va_list ap) {
+  char *text;
+  if (!usable(call) || fmt == NULL)
+    return MCPD_ERROR;
+  if (code != MCPD_ERR_NOT_FOUND && code != MCPD_ERR_INVALID_PARAMS &&
+      code != MCPD_ERR_INTERNAL) {
+    set_error("fail: %d is not one of the MCPD_ERR_* codes", code);
+    return MCPD_ERROR;
+  }
+  if ((text = host_vmprintf(fmt, ap)) == NULL)
+    return MCPD_ERROR;
+  free(call->fail_message);
+  call->fail_code = code;
+  call->fail_message = text;
   return MCPD_OK;
 }
 
@@ -1015,7 +1452,7 @@ static int host_progress(mcpd_call *h, double progress, double total,
 static int host_complete(mcpd_call *h, int status) {
   call_event *ev;
   CALL_OR(h, "complete", (void)0);
-  if (c->tool->exec != MCPD_EXEC_ASYNC || atomic_exchange(&c->completed, 1)) {
+  if (c->entry->exec != MCPD_EXEC_ASYNC || atomic_exchange(&c->completed, 1)) {
     log_error("plugin \"%s\": complete() refused: the call is not "
               "asynchronous or was already completed",
               c->plugin->name);
@@ -1098,6 +1535,37 @@ static const char *host_last_error(void) {
   return last_error;
 }
 
+static int host_prompt_role(mcpd_call *h, const char *role) {
+  CALL_OR(h, "prompt_role", (void)0);
+  rc = do_prompt_role(c, role);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_completion_value(mcpd_call *h, const char *value) {
+  CALL_OR(h, "completion_value", (void)0);
+  rc = do_completion_value(c, value);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_completion_total(mcpd_call *h, size_t total, int has_more) {
+  CALL_OR(h, "completion_total", (void)0);
+  rc = do_completion_total(c, total, has_more);
+  handles_leave(slot);
+  return rc;
+}
+
+static int host_fail(mcpd_call *h, int code, const char *fmt, ...) {
+  va_list ap;
+  CALL_OR(h, "fail", (void)0);
+  va_start(ap, fmt);
+  rc = do_fail(c, code, fmt, ap);
+  va_end(ap);
+  handles_leave(slot);
+  return rc;
+}
+
 const mcpd_host call_host_api = {
     .size = sizeof(mcpd_host),
     .abi_major = MCPD_ABI_MAJOR,
@@ -1125,4 +1593,15 @@ const mcpd_host call_host_api = {
     .call_tool_name = host_call_tool_name,
     .last_error = host_last_error,
     .on_cancel = host_on_cancel,
+    .add_resource = host_add_resource,
+    .remove_resource = host_remove_resource,
+    .add_resource_template = host_add_resource_template,
+    .remove_resource_template = host_remove_resource_template,
+    .add_prompt = host_add_prompt,
+    .remove_prompt = host_remove_prompt,
+    .resource_updated = host_resource_updated,
+    .prompt_role = host_prompt_role,
+    .completion_value = host_completion_value,
+    .completion_total = host_completion_total,
+    .fail = host_fail,
 };

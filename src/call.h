@@ -1,9 +1,10 @@
-/* call.h -- tool calls in flight and the host table plugins call
- * (struct mcpd_host): where a callback runs, the result it builds,
- * progress, cancellation, completion, logs and run-time tools.
+/* call.h -- plugin calls in flight (tool calls, resource reads, prompt
+ * gets, completions) and the host table plugins call (struct mcpd_host):
+ * where a callback runs, the result it builds, progress, cancellation,
+ * completion, logs and run-time entries.
  *
- * A call holds a reference on its tool and its plugin, so neither goes away
- * while the callback runs.  Whatever thread the callback runs on, the
+ * A call holds a reference on its entry and its plugin, so neither goes
+ * away while the callback runs.  Whatever thread the callback runs on, the
  * response is written from the loop thread: work other threads hand back
  * goes through the executor's host queue, in order, so progress a tool
  * reported always precedes its response. */
@@ -35,8 +36,34 @@ typedef struct call_exec {
   void (*drained_cb)(void *arg);
   /* Runs on the loop thread for each plugin log line worth sending. */
   void (*log_cb)(void *arg, int level, const char *logger, const char *text);
+  /* Runs on the loop thread when a plugin reports that the resource at
+   * `uri` changed. */
+  void (*updated_cb)(void *arg, const char *uri);
   void *arg;
 } call_exec;
+
+/* What a call serves, and so which callback runs and what result shape
+ * the client gets. */
+typedef enum call_kind {
+  CALL_TOOL,    /* tools/call: CallToolResult */
+  CALL_READ,    /* resources/read: {contents} */
+  CALL_PROMPT,  /* prompts/get: {description, messages} */
+  CALL_COMPLETE /* completion/complete: {completion} */
+} call_kind;
+
+/* What call_start() needs; the json-c objects are borrowed (a call takes
+ * its own reference or, off the loop, its own copy). */
+typedef struct call_args {
+  call_kind kind;
+  reg_entry *entry;
+  /* The tool or prompt name, the URI read, or the template or prompt a
+   * completion is for. */
+  const char *name;
+  json_object *arguments; /* tools and prompts; completion: the context */
+  json_object *variables; /* reads through a template; may be NULL */
+  const char *argument;   /* completion: the argument's name ... */
+  const char *value;      /* ... and what the user typed */
+} call_args;
 
 /* The plugin never sees this struct: its `mcpd_call *` is a handle (see
  * handles.h) that the host table resolves, so a call used after it
@@ -45,15 +72,27 @@ struct mcpd_call {
   call_exec *exec;
   uintptr_t handle;
   request *req; /* answered when the call ends */
-  reg_tool *tool;
+  call_kind kind;
+  reg_entry *entry;
   struct plugin *plugin;
-  json_object *args;
-  strbuf content; /* content blocks as JSON text, comma-joined */
+  char *name;             /* call_args.name, owned */
+  json_object *args;      /* arguments (completion: context), owned */
+  json_object *variables; /* owned, may be NULL */
+  json_object *meta;      /* params._meta, owned, may be NULL */
+  char *argument;         /* completion */
+  char *value;            /* completion */
+  strbuf content;         /* content blocks (or contents, or messages, or
+                             completion values) as JSON text, comma-joined */
   size_t n_blocks;
   json_object *structured;  /* structuredContent */
   json_object *replacement; /* result_json() */
   int is_error;
   int bad_result;       /* a builder was misused */
+  const char *role;     /* prompts: of the next message */
+  size_t total;         /* completion_total() */
+  int has_more;         /* completion_total() */
+  int fail_code;        /* fail(): answer this JSON-RPC error */
+  char *fail_message;   /* fail() */
   mcpd_request request; /* what the callback receives */
   /* mcpd_host.on_cancel(); written and read with the handle's slot
    * locked, run on the loop thread. */
@@ -74,9 +113,12 @@ void call_exec_close(call_exec *e);
 /* A session asked for log messages at `level` and above. */
 void call_exec_want_logs(call_exec *e, int level);
 
-/* Starts `tool` for request `r` with validated `args` (a new reference is
- * taken).  The request is answered when the call ends. */
-void call_start(call_exec *e, request *r, reg_tool *tool, json_object *args);
+/* Starts a call for request `r`; the request is answered when it ends. */
+void call_start(call_exec *e, request *r, const call_args *a);
+/* Tells entry `e` (a resource or template) that `uri` gained its first
+ * subscriber or lost its last: runs the plugin's subscribe callback, if
+ * any, on this (the loop) thread.  `e` must still be registered. */
+void call_subscribe(reg_entry *e, const char *uri, int subscribed);
 /* Cancels a call (the client asked, or shutdown): cancelled() turns true
  * and the plugin's on_cancel callback runs.  When the client cancelled,
  * the caller also marks the request so that no response goes out. */

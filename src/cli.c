@@ -84,7 +84,8 @@ static void print_list(server *srv, session *s, memory_transport *mt, int out) {
       reg_tool *rt;
       void *v;
       json_object_object_get_ex(t, "name", &name);
-      rt = registry_find(&srv->registry, json_object_get_string(name));
+      rt =
+          registry_find(&srv->registry, REG_TOOL, json_object_get_string(name));
       if (rt != NULL && lh_table_lookup_ex(index, rt->owner, &v)) {
         json_object *pair = json_object_new_array();
         json_object_array_add(pair, json_object_get(name));

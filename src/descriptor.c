@@ -95,143 +95,68 @@ static void element(const void *table, size_t size, size_t i, void *out,
          size < out_size ? size : out_size);
 }
 
-/* Whether every reserved slot is NULL. */
-static int reserved_clear(void *const *reserved, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (reserved[i] != NULL)
+/* Walks one table: copies each element (of the plugin's size) into `out`
+ * and hands it to `visit` until the sentinel.  `is_end` tells the
+ * sentinel from an entry. */
+static int walk(const char *what, const void *table, size_t size, void *out,
+                size_t out_size, int (*is_end)(const void *),
+                int (*visit)(void *arg, const void *def, char *err,
+                             size_t errlen),
+                void *arg, char *err, size_t errlen) {
+  for (size_t i = 0; table != NULL; i++) {
+    if (i == DESCRIPTOR_MAX_ENTRIES) {
+      snprintf(err, errlen, "%s table has no end sentinel", what);
+      return -1;
+    }
+    element(table, size, i, out, out_size);
+    if (is_end(out))
       return 0;
-  return 1;
-}
-
-#define RESERVED_CLEAR(entry)                                                  \
-  reserved_clear((entry).reserved,                                             \
-                 sizeof((entry).reserved) / sizeof((entry).reserved[0]))
-
-static int check_tools(const mcpd_plugin_descriptor *d,
-                       descriptor_tool_cb tool_cb, void *arg, char *err,
-                       size_t errlen) {
-  size_t i;
-
-  for (i = 0; d->tools && i < DESCRIPTOR_MAX_ENTRIES; i++) {
-    mcpd_tool def;
-    element(d->tools, d->tool_size, i, &def, sizeof(def));
-    if (def.name == NULL && def.call == NULL)
-      break;
-    if (tool_cb(arg, &def, err, errlen) != 0)
+    if (visit(arg, out, err, errlen) != 0)
       return -1;
-  }
-  if (i == DESCRIPTOR_MAX_ENTRIES) {
-    snprintf(err, errlen, "tool table has no end sentinel");
-    return -1;
   }
   return 0;
 }
 
-static int check_resources(const mcpd_plugin_descriptor *d, char *err,
-                           size_t errlen) {
-  for (size_t i = 0; d->resources && i <= DESCRIPTOR_MAX_ENTRIES; i++) {
-    if (i == DESCRIPTOR_MAX_ENTRIES) {
-      snprintf(err, errlen, "resource table has no end sentinel");
-      return -1;
-    }
-    mcpd_resource r;
-    element(d->resources, d->resource_size, i, &r, sizeof(r));
-    if (r.uri == NULL && r.name == NULL && r.read == NULL)
-      break;
-    if (r.uri == NULL || r.name == NULL || r.read == NULL) {
-      snprintf(err, errlen,
-               "resource %zu needs a uri, a name and a read "
-               "callback",
-               i);
-      return -1;
-    }
-    if (!RESERVED_CLEAR(r)) {
-      snprintf(err, errlen, "resource \"%s\" sets reserved fields", r.uri);
-      return -1;
-    }
-  }
-  for (size_t i = 0; d->resource_templates && i <= DESCRIPTOR_MAX_ENTRIES;
-       i++) {
-    if (i == DESCRIPTOR_MAX_ENTRIES) {
-      snprintf(err, errlen, "resource template table has no end sentinel");
-      return -1;
-    }
-    mcpd_resource_template r;
-    element(d->resource_templates, d->resource_template_size, i, &r, sizeof(r));
-    if (r.uri_template == NULL && r.name == NULL && r.read == NULL)
-      break;
-    if (r.uri_template == NULL || r.name == NULL || r.read == NULL) {
-      snprintf(err, errlen,
-               "resource template %zu needs a uri_template, "
-               "a name and a read callback",
-               i);
-      return -1;
-    }
-    if (!RESERVED_CLEAR(r)) {
-      snprintf(err, errlen, "resource template \"%s\" sets reserved fields",
-               r.uri_template);
-      return -1;
-    }
-  }
-  return 0;
+/* An entry ends its table only when the fields every entry needs are all
+ * NULL; one of them missing is an error the visitor reports. */
+static int tool_end(const void *p) {
+  const mcpd_tool *t = p;
+  return t->name == NULL && t->call == NULL;
 }
 
-static int check_prompts(const mcpd_plugin_descriptor *d, char *err,
-                         size_t errlen) {
-  for (size_t i = 0; d->prompts && i <= DESCRIPTOR_MAX_ENTRIES; i++) {
-    if (i == DESCRIPTOR_MAX_ENTRIES) {
-      snprintf(err, errlen, "prompt table has no end sentinel");
-      return -1;
-    }
-    mcpd_prompt pr;
-    element(d->prompts, d->prompt_size, i, &pr, sizeof(pr));
-    if (pr.name == NULL && pr.get == NULL)
-      break;
-    if (!registry_valid_name(pr.name) || pr.get == NULL) {
-      snprintf(err, errlen,
-               "prompt %zu needs a valid name and a get "
-               "callback",
-               i);
-      return -1;
-    }
-    if (!RESERVED_CLEAR(pr)) {
-      snprintf(err, errlen, "prompt \"%s\" sets reserved fields", pr.name);
-      return -1;
-    }
-    for (size_t k = 0; pr.arguments && k <= DESCRIPTOR_MAX_ENTRIES; k++) {
-      mcpd_prompt_argument a;
-      if (k == DESCRIPTOR_MAX_ENTRIES) {
-        snprintf(err, errlen,
-                 "prompt \"%s\": argument table has no end "
-                 "sentinel",
-                 pr.name);
-        return -1;
-      }
-      element(pr.arguments, d->prompt_argument_size, k, &a, sizeof(a));
-      if (a.name == NULL && a.title == NULL && a.description == NULL)
-        break;
-      if (a.name == NULL) {
-        snprintf(err, errlen, "prompt \"%s\": argument %zu has no name",
-                 pr.name, k);
-        return -1;
-      }
-      if (!RESERVED_CLEAR(a)) {
-        snprintf(err, errlen,
-                 "prompt \"%s\": argument \"%s\" sets reserved fields", pr.name,
-                 a.name);
-        return -1;
-      }
-    }
-  }
-  return 0;
+static int resource_end(const void *p) {
+  const mcpd_resource *r = p;
+  return r->uri == NULL && r->name == NULL && r->read == NULL;
+}
+
+static int template_end(const void *p) {
+  const mcpd_resource_template *r = p;
+  return r->uri_template == NULL && r->name == NULL && r->read == NULL;
+}
+
+static int prompt_end(const void *p) {
+  const mcpd_prompt *r = p;
+  return r->name == NULL && r->get == NULL;
 }
 
 int descriptor_check_tables(const mcpd_plugin_descriptor *d,
-                            descriptor_tool_cb tool_cb, void *arg, char *err,
+                            const descriptor_visitor *v, char *err,
                             size_t errlen) {
-  if (check_tools(d, tool_cb, arg, err, errlen) != 0 ||
-      check_resources(d, err, errlen) != 0 ||
-      check_prompts(d, err, errlen) != 0)
+  mcpd_tool tool;
+  mcpd_resource resource;
+  mcpd_resource_template tmpl;
+  mcpd_prompt prompt;
+
+  if (walk("tool", d->tools, d->tool_size, &tool, sizeof(tool), tool_end,
+           v->tool, v->arg, err, errlen) != 0 ||
+      walk("resource", d->resources, d->resource_size, &resource,
+           sizeof(resource), resource_end, v->resource, v->arg, err,
+           errlen) != 0 ||
+      walk("resource template", d->resource_templates,
+           d->resource_template_size, &tmpl, sizeof(tmpl), template_end,
+           v->resource_template, v->arg, err, errlen) != 0 ||
+      walk("prompt", d->prompts, d->prompt_size, &prompt, sizeof(prompt),
+           prompt_end, v->prompt, v->arg, err, errlen) != 0)
     return -1;
   return 0;
 }

@@ -19,17 +19,25 @@
  * version.  Returns -1 with a reason in `err`. */
 int descriptor_check(const mcpd_plugin_descriptor *d, char *err, size_t errlen);
 
-/* Gets each entry of the tool table in order; returns -1 with a reason in
- * `err` to refuse the plugin. */
-typedef int (*descriptor_tool_cb)(void *arg, const mcpd_tool *def, char *err,
-                                  size_t errlen);
+/* What descriptor_check_tables() hands each entry to, in table order:
+ * the entry copied at the host's size (fields the plugin's size does not
+ * cover read as zero).  A visitor validates and keeps the entry, or
+ * returns -1 with a reason in `err` to refuse the plugin.  Each `def`
+ * points to the matching mcpd_* struct. */
+typedef struct descriptor_visitor {
+  int (*tool)(void *arg, const void *def, char *err, size_t errlen);
+  int (*resource)(void *arg, const void *def, char *err, size_t errlen);
+  int (*resource_template)(void *arg, const void *def, char *err,
+                           size_t errlen);
+  int (*prompt)(void *arg, const void *def, char *err, size_t errlen);
+  void *arg;
+} descriptor_visitor;
 
-/* Walks the tool table through `tool_cb`, which validates and keeps each
- * entry, then checks the resource, resource template and prompt tables.
- * Call only after descriptor_check() accepted `d`.  Returns -1 with a
- * reason in `err`. */
+/* Walks the tool, resource, resource template and prompt tables through
+ * `v`, each up to its sentinel within a bound.  Call only after
+ * descriptor_check() accepted `d`.  Returns -1 with a reason in `err`. */
 int descriptor_check_tables(const mcpd_plugin_descriptor *d,
-                            descriptor_tool_cb tool_cb, void *arg, char *err,
+                            const descriptor_visitor *v, char *err,
                             size_t errlen);
 
 #endif

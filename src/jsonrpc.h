@@ -25,6 +25,8 @@ enum {
 /* mcpd's own code in the range JSON-RPC leaves to servers: too many
  * requests of one client in flight. */
 #define JSONRPC_SERVER_BUSY (-32000)
+/* MCP's code for a resource that does not exist (2025-11-25). */
+#define JSONRPC_RESOURCE_NOT_FOUND (-32002)
 
 /* The standard message for a code ("Parse error"), or "Server error". */
 const char *jsonrpc_strerror(int code);

@@ -94,54 +94,78 @@ static plugin *find_by_path(loader *l, const char *path) {
   return NULL;
 }
 
-/* Who already offers tool `name`, unless it is the instance being
+/* Who already offers `kind` `name`, unless it is the instance being
  * replaced. */
-static plugin *tool_conflict(plugin *p, const char *name) {
-  reg_tool *t = registry_find(p->loader->env.registry, name);
-  if (t != NULL && t->owner != p->replacing && t->owner != p)
-    return t->owner;
+static plugin *conflict(plugin *p, reg_kind kind, const char *name) {
+  reg_entry *e = registry_find(p->loader->env.registry, kind, name);
+  if (e != NULL && e->owner != p->replacing && e->owner != p)
+    return e->owner;
   return NULL;
 }
 
-static int stage_tool(plugin *p, reg_tool *t, failure_kind *kind, char *err,
-                      size_t errlen) {
-  plugin *other = tool_conflict(p, t->name);
+static int stage(plugin *p, reg_entry *e, failure_kind *kind, char *err,
+                 size_t errlen) {
+  plugin *other = conflict(p, e->kind, e->name);
   if (other != NULL) {
     *kind = FAILURE_CONFLICT;
-    snprintf(err, errlen,
-             "tool \"%s\" is already offered by plugin \"%s\" (%s)", t->name,
-             other->name, other->path);
-    reg_tool_release(t);
+    snprintf(err, errlen, "%s \"%s\" is already offered by plugin \"%s\" (%s)",
+             reg_kind_name(e->kind), e->name, other->name, other->path);
+    reg_entry_release(e);
     return -1;
   }
-  if (registry_add(&p->staged, t) != 0) {
-    snprintf(err, errlen, "tool \"%s\" is declared twice", t->name);
-    reg_tool_release(t);
+  if (registry_add(&p->staged, e) != 0) {
+    snprintf(err, errlen, "%s \"%s\" is declared twice", reg_kind_name(e->kind),
+             e->name);
+    reg_entry_release(e);
     return -1;
   }
   return 0;
 }
 
-/* What staging a table's tools needs beyond the entry itself. */
+/* What staging a table's entries needs beyond the entry itself. */
 typedef struct staging {
   plugin *p;
   failure_kind *kind;
 } staging;
 
-static int stage_def(void *arg, const mcpd_tool *def, char *err,
-                     size_t errlen) {
-  staging *s = arg;
-  reg_tool *t = reg_tool_new(def, s->p, err, errlen);
-  if (t == NULL)
+static int stage_entry(staging *s, reg_entry *e, char *err, size_t errlen) {
+  if (e == NULL)
     return -1;
-  return stage_tool(s->p, t, s->kind, err, errlen);
+  return stage(s->p, e, s->kind, err, errlen);
 }
 
-/* Checks the plugin's tables and stages the tools they declare. */
+static int stage_tool(void *arg, const void *def, char *err, size_t errlen) {
+  staging *s = arg;
+  return stage_entry(s, reg_tool_new(def, s->p, err, errlen), err, errlen);
+}
+
+static int stage_resource(void *arg, const void *def, char *err,
+                          size_t errlen) {
+  staging *s = arg;
+  return stage_entry(s, reg_resource_new(def, s->p, err, errlen), err, errlen);
+}
+
+static int stage_template(void *arg, const void *def, char *err,
+                          size_t errlen) {
+  staging *s = arg;
+  return stage_entry(s, reg_template_new(def, s->p, err, errlen), err, errlen);
+}
+
+static int stage_prompt(void *arg, const void *def, char *err, size_t errlen) {
+  staging *s = arg;
+  return stage_entry(
+      s,
+      reg_prompt_new(def, s->p->desc->prompt_argument_size, s->p, err, errlen),
+      err, errlen);
+}
+
+/* Checks the plugin's tables and stages the entries they declare. */
 static int check_tables(plugin *p, failure_kind *kind, char *err,
                         size_t errlen) {
   staging s = {p, kind};
-  return descriptor_check_tables(p->desc, stage_def, &s, err, errlen);
+  descriptor_visitor v = {stage_tool, stage_resource, stage_template,
+                          stage_prompt, &s};
+  return descriptor_check_tables(p->desc, &v, err, errlen);
 }
 
 /* Plugin names are unique among live instances, but a reload may reuse
@@ -207,14 +231,15 @@ static void commit(loader *l, plugin *p) {
         break;
       }
   }
-  for (size_t i = 0; i < p->staged.count; i++) {
-    reg_tool *t = p->staged.order[i];
-    if (registry_add(reg, reg_tool_ref(t)) != 0) {
-      log_error("plugin \"%s\": tool \"%s\" could not be registered", p->path,
-                t->name);
-      reg_tool_release(t);
+  for (int k = 0; k < REG_KINDS; k++)
+    for (size_t i = 0; i < registry_count(&p->staged, k); i++) {
+      reg_entry *e = registry_at(&p->staged, k, i);
+      if (registry_add(reg, reg_entry_ref(e)) != 0) {
+        log_error("plugin \"%s\": %s \"%s\" could not be registered", p->path,
+                  reg_kind_name(k), e->name);
+        reg_entry_release(e);
+      }
     }
-  }
   registry_free(&p->staged);
   registry_init(&p->staged);
   p->live = 1;
@@ -324,10 +349,18 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
 
   forget_failure(l, path);
   {
-    size_t n_tools = p->staged.count;
+    size_t n_tools = registry_count(&p->staged, REG_TOOL);
+    size_t n_resources = registry_count(&p->staged, REG_RESOURCE) +
+                         registry_count(&p->staged, REG_TEMPLATE);
+    size_t n_prompts = registry_count(&p->staged, REG_PROMPT);
     commit(l, p);
-    log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name, p->version,
-             path, n_tools);
+    if (n_resources + n_prompts == 0)
+      log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name,
+               p->version, path, n_tools);
+    else
+      log_info("loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
+               "and templates, %zu prompts)",
+               p->name, p->version, path, n_tools, n_resources, n_prompts);
   }
   return p;
 
@@ -360,52 +393,53 @@ void loader_unload(loader *l, plugin *p) {
   plugin_release(p);
 }
 
-int loader_add_tool(plugin *p, reg_tool *t, char *err, size_t errlen) {
+int loader_add(plugin *p, reg_entry *e, char *err, size_t errlen) {
   registry *reg = p->loader->env.registry;
+  const char *what = reg_kind_name(e->kind);
 
   if (p->initing) {
     failure_kind kind;
-    if (stage_tool(p, t, &kind, err, errlen) != 0) {
-      log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
+    if (stage(p, e, &kind, err, errlen) != 0) {
+      log_error("plugin \"%s\": adding a %s refused: %s", p->name, what, err);
       return -1;
     }
     return 0;
   }
   if (!p->live) {
     snprintf(err, errlen, "plugin \"%s\" is being unloaded", p->name);
-    reg_tool_release(t);
+    reg_entry_release(e);
     return -1;
   }
   {
-    plugin *other = tool_conflict(p, t->name);
-    if (other != NULL || registry_find(reg, t->name)) {
-      snprintf(err, errlen, "tool \"%s\" is already offered by plugin \"%s\"",
-               t->name, other ? other->name : p->name);
-      log_error("plugin \"%s\": add_tool refused: %s", p->name, err);
-      reg_tool_release(t);
+    plugin *other = conflict(p, e->kind, e->name);
+    if (other != NULL || registry_find(reg, e->kind, e->name)) {
+      snprintf(err, errlen, "%s \"%s\" is already offered by plugin \"%s\"",
+               what, e->name, other ? other->name : p->name);
+      log_error("plugin \"%s\": adding a %s refused: %s", p->name, what, err);
+      reg_entry_release(e);
       return -1;
     }
   }
-  if (registry_add(reg, t) != 0) {
+  if (registry_add(reg, e) != 0) {
     snprintf(err, errlen, "out of memory");
-    reg_tool_release(t);
+    reg_entry_release(e);
     return -1;
   }
   notify_changed(p->loader);
   return 0;
 }
 
-int loader_remove_tool(plugin *p, const char *name) {
+int loader_remove(plugin *p, reg_kind kind, const char *name) {
   registry *reg = p->loader->env.registry;
-  reg_tool *t;
+  reg_entry *e;
   if (p->initing) {
-    t = registry_find(&p->staged, name);
-    return t ? registry_remove(&p->staged, t) : -1;
+    e = registry_find(&p->staged, kind, name);
+    return e ? registry_remove(&p->staged, e) : -1;
   }
-  t = registry_find(reg, name);
-  if (t == NULL || t->owner != p)
+  e = registry_find(reg, kind, name);
+  if (e == NULL || e->owner != p)
     return -1;
-  registry_remove(reg, t);
+  registry_remove(reg, e);
   notify_changed(p->loader);
   return 0;
 }

@@ -56,7 +56,7 @@ typedef struct plugin {
   int live;                 /* its tools are registered */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */
-  registry staged;          /* tools validated but not yet registered */
+  registry staged;          /* entries validated but not yet registered */
   struct plugin *replacing; /* the instance a reload replaces */
   /* Identity of the file that was loaded, to notice replacement. */
   dev_t dev;
@@ -146,9 +146,10 @@ void loader_unload(loader *l, plugin *p);
 void plugin_ref(plugin *p);
 void plugin_release(plugin *p);
 
-/* Host API helpers for run-time tools (loop thread).  loader_add_tool
- * consumes `t`; on failure it says why in `err`. */
-int loader_add_tool(plugin *p, reg_tool *t, char *err, size_t errlen);
-int loader_remove_tool(plugin *p, const char *name);
+/* Host API helpers for run-time entries of every kind (loop thread).
+ * loader_add consumes `e`; on failure it says why in `err`.
+ * loader_remove takes the entry's key and refuses another plugin's. */
+int loader_add(plugin *p, reg_entry *e, char *err, size_t errlen);
+int loader_remove(plugin *p, reg_kind kind, const char *name);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/linkhash.h>
+
 #include "jsonrpc.h"
 #include "log.h"
 #include "methods.h"
@@ -65,11 +67,21 @@ static void on_initialize(methods_ctx *ctx, request *r) {
   log_debug("initialized: client asked for %s, speaking %s", requested,
             s->version);
 
+  /* Everything is declared whatever is loaded now: plugins come and go
+   * while the client stays connected. */
   caps = json_object_new_object();
   tools = json_object_new_object();
   json_object_object_add(tools, "listChanged", json_object_new_boolean(1));
   json_object_object_add(caps, "tools", tools);
+  v = json_object_new_object();
+  json_object_object_add(v, "subscribe", json_object_new_boolean(1));
+  json_object_object_add(v, "listChanged", json_object_new_boolean(1));
+  json_object_object_add(caps, "resources", v);
+  v = json_object_new_object();
+  json_object_object_add(v, "listChanged", json_object_new_boolean(1));
+  json_object_object_add(caps, "prompts", v);
   json_object_object_add(caps, "logging", json_object_new_object());
+  json_object_object_add(caps, "completions", json_object_new_object());
 
   info = json_object_new_object();
   json_object_object_add(info, "name", json_object_new_string("mcpd"));
@@ -135,19 +147,22 @@ static int parse_cursor(json_object *params, size_t count, size_t *offset) {
   return 0;
 }
 
-static void on_tools_list(methods_ctx *ctx, request *r) {
+/* Answers a page of `kind`'s list under `key`. */
+static void list_page(methods_ctx *ctx, request *r, reg_kind kind,
+                      const char *key) {
   size_t offset, next;
   json_object *result;
 
-  if (parse_cursor(r->params, ctx->registry->count, &offset) != 0) {
+  if (parse_cursor(r->params, registry_count(ctx->registry, kind), &offset) !=
+      0) {
     request_fail(r, JSONRPC_INVALID_PARAMS, "Invalid params: invalid cursor",
                  NULL);
     return;
   }
   result = json_object_new_object();
   json_object_object_add(
-      result, "tools",
-      registry_list_tools(ctx->registry, offset, ctx->opts->page_size, &next));
+      result, key,
+      registry_list(ctx->registry, kind, offset, ctx->opts->page_size, &next));
   if (next > 0) {
     char cursor[32];
     snprintf(cursor, sizeof(cursor), "p%zu", next);
@@ -155,6 +170,405 @@ static void on_tools_list(methods_ctx *ctx, request *r) {
                            json_object_new_string(cursor));
   }
   request_reply(r, result);
+}
+
+static void on_tools_list(methods_ctx *ctx, request *r) {
+  list_page(ctx, r, REG_TOOL, "tools");
+}
+
+static void on_resources_list(methods_ctx *ctx, request *r) {
+  list_page(ctx, r, REG_RESOURCE, "resources");
+}
+
+static void on_templates_list(methods_ctx *ctx, request *r) {
+  list_page(ctx, r, REG_TEMPLATE, "resourceTemplates");
+}
+
+static void on_prompts_list(methods_ctx *ctx, request *r) {
+  list_page(ctx, r, REG_PROMPT, "prompts");
+}
+
+/* A string member of params; NULL (after answering -32602) when it is
+ * missing or not a string. */
+static const char *string_param(request *r, json_object *obj, const char *key,
+                                const char *where) {
+  json_object *v;
+  char text[200];
+  if (json_object_object_get_ex(obj, key, &v) &&
+      json_object_is_type(v, json_type_string))
+    return json_object_get_string(v);
+  snprintf(text, sizeof(text), "Invalid params: %s%s must be a string", where,
+           key);
+  request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
+  return NULL;
+}
+
+/* Fails `r` with `prefix` and a name cut to a sane length. */
+static void fail_named(request *r, int code, const char *prefix,
+                       const char *name, json_object *data) {
+  char text[400];
+  snprintf(text, sizeof(text), "%s%.*s", prefix,
+           (int)utf8_cut(name, strlen(name), 200), name);
+  request_fail(r, code, text, data);
+}
+
+static json_object *uri_data(const char *uri) {
+  json_object *data = json_object_new_object();
+  json_object_object_add(data, "uri", json_object_new_string(uri));
+  return data;
+}
+
+/* The entry that serves reads of `uri`: a resource of that exact URI,
+ * else the first template it matches (then *vars gets the variables). */
+static reg_entry *resolve_uri(registry *reg, const char *uri,
+                              json_object **vars) {
+  reg_entry *e = registry_find(reg, REG_RESOURCE, uri);
+  *vars = NULL;
+  return e != NULL ? e : registry_match(reg, uri, vars);
+}
+
+/* A URI from params, checked; NULL after answering the request. */
+static const char *uri_param(request *r) {
+  const char *uri = string_param(r, r->params, "uri", "");
+  if (uri != NULL && !registry_valid_uri(uri)) {
+    fail_named(r, JSONRPC_INVALID_PARAMS,
+               "Invalid params: not an absolute URI: ", uri, NULL);
+    return NULL;
+  }
+  return uri;
+}
+
+static void on_resources_read(methods_ctx *ctx, request *r) {
+  json_object *vars;
+  const char *uri = uri_param(r);
+  reg_entry *e;
+  call_args a;
+
+  if (uri == NULL)
+    return;
+  e = resolve_uri(ctx->registry, uri, &vars);
+  if (e == NULL) {
+    fail_named(r, JSONRPC_RESOURCE_NOT_FOUND, "Resource not found: ", uri,
+               uri_data(uri));
+    return;
+  }
+  memset(&a, 0, sizeof(a));
+  a.kind = CALL_READ;
+  a.entry = e;
+  a.name = uri;
+  a.variables = vars;
+  call_start(ctx->exec, r, &a);
+  json_object_put(vars);
+}
+
+/* --- subscriptions ------------------------------------------------------
+ *
+ * Each session keeps the set of URIs it subscribed to; the context keeps,
+ * per URI, how many sessions did and which entry was told.  A plugin hears
+ * of the first subscriber and of the last one leaving, and, after a
+ * reload, the new instance hears of every subscription still open. */
+
+typedef struct subscription {
+  char *uri;
+  size_t sessions;
+  reg_entry *entry; /* told of it (a reference), or NULL */
+} subscription;
+
+/* Whether `e` is still the registered entry under its key. */
+static int registered(registry *reg, reg_entry *e) {
+  return registry_find(reg, e->kind, e->name) == e;
+}
+
+/* Points `sub` at the entry that now serves its URI, telling the old one
+ * it lost a subscriber and the new one it gained one. */
+static void retarget(methods_ctx *ctx, subscription *sub, reg_entry *now) {
+  if (now == sub->entry)
+    return;
+  if (sub->entry != NULL) {
+    if (registered(ctx->registry, sub->entry))
+      call_subscribe(sub->entry, sub->uri, 0);
+    reg_entry_release(sub->entry);
+  }
+  sub->entry = now ? reg_entry_ref(now) : NULL;
+  if (now != NULL)
+    call_subscribe(now, sub->uri, 1);
+}
+
+static void drop_subscriber(methods_ctx *ctx, const char *uri) {
+  subscription *sub;
+  void *v;
+  if (!lh_table_lookup_ex(ctx->subscriptions, uri, &v))
+    return;
+  sub = v;
+  if (--sub->sessions > 0)
+    return;
+  retarget(ctx, sub, NULL);
+  lh_table_delete(ctx->subscriptions, sub->uri);
+  free(sub->uri);
+  free(sub);
+}
+
+static void on_subscribe(methods_ctx *ctx, request *r) {
+  session *s = r->session;
+  const char *uri = uri_param(r);
+  json_object *vars;
+  subscription *sub;
+  reg_entry *e;
+  void *v;
+
+  if (uri == NULL)
+    return;
+  e = resolve_uri(ctx->registry, uri, &vars);
+  json_object_put(vars);
+  if (e == NULL) {
+    fail_named(r, JSONRPC_RESOURCE_NOT_FOUND, "Resource not found: ", uri,
+               uri_data(uri));
+    return;
+  }
+  if (s->subscriptions == NULL)
+    s->subscriptions = json_object_new_object();
+  if (json_object_object_get_ex(s->subscriptions, uri, NULL)) {
+    request_reply(r, NULL); /* already subscribed */
+    return;
+  }
+  if (lh_table_lookup_ex(ctx->subscriptions, uri, &v)) {
+    sub = v;
+  } else {
+    sub = calloc(1, sizeof(*sub));
+    if (sub == NULL || (sub->uri = strdup(uri)) == NULL ||
+        lh_table_insert(ctx->subscriptions, sub->uri, sub) != 0) {
+      if (sub)
+        free(sub->uri);
+      free(sub);
+      request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+      return;
+    }
+  }
+  json_object_object_add(s->subscriptions, uri, NULL);
+  if (sub->sessions++ == 0)
+    retarget(ctx, sub, e);
+  request_reply(r, NULL);
+}
+
+static void on_unsubscribe(methods_ctx *ctx, request *r) {
+  session *s = r->session;
+  const char *uri = uri_param(r);
+
+  if (uri == NULL)
+    return;
+  if (s->subscriptions != NULL &&
+      json_object_object_get_ex(s->subscriptions, uri, NULL)) {
+    drop_subscriber(ctx, uri);
+    json_object_object_del(s->subscriptions, uri);
+  }
+  request_reply(r, NULL);
+}
+
+int methods_subscribed(const session *s, const char *uri) {
+  return s->subscriptions != NULL &&
+         json_object_object_get_ex(s->subscriptions, uri, NULL);
+}
+
+void methods_session_closed(methods_ctx *ctx, session *s) {
+  if (s->subscriptions == NULL)
+    return;
+  json_object_object_foreach(s->subscriptions, uri, unused) {
+    (void)unused;
+    drop_subscriber(ctx, uri);
+  }
+  json_object_put(s->subscriptions);
+  s->subscriptions = NULL;
+}
+
+void methods_registry_changed(methods_ctx *ctx) {
+  struct lh_entry *ent;
+  lh_foreach(ctx->subscriptions, ent) {
+    subscription *sub = (subscription *)lh_entry_v(ent);
+    json_object *vars;
+    reg_entry *now = resolve_uri(ctx->registry, sub->uri, &vars);
+    json_object_put(vars);
+    retarget(ctx, sub, now);
+  }
+}
+
+int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
+                 call_exec *exec) {
+  memset(ctx, 0, sizeof(*ctx));
+  ctx->registry = reg;
+  ctx->opts = opts;
+  ctx->exec = exec;
+  ctx->subscriptions = lh_kchar_table_new(16, NULL);
+  return ctx->subscriptions ? 0 : -1;
+}
+
+void methods_free(methods_ctx *ctx) {
+  struct lh_entry *ent;
+  if (ctx->subscriptions == NULL)
+    return;
+  lh_foreach(ctx->subscriptions, ent) {
+    subscription *sub = (subscription *)lh_entry_v(ent);
+    reg_entry_release(sub->entry);
+    free(sub->uri);
+    free(sub);
+  }
+  lh_table_free(ctx->subscriptions);
+  ctx->subscriptions = NULL;
+}
+
+/* --- prompts and completion --------------------------------------------- */
+
+/* An optional object of strings (prompt arguments, completion context):
+ * a new reference, {} when absent; NULL after answering -32602. */
+static json_object *string_map(request *r, json_object *obj, const char *key) {
+  json_object *v;
+  char text[300];
+
+  if (!json_object_object_get_ex(obj, key, &v) ||
+      json_object_is_type(v, json_type_null))
+    return json_object_new_object();
+  if (json_object_is_type(v, json_type_object)) {
+    int ok = 1;
+    json_object_object_foreach(v, k, item) {
+      (void)k;
+      if (!json_object_is_type(item, json_type_string))
+        ok = 0;
+    }
+    if (ok)
+      return json_object_get(v);
+  }
+  snprintf(text, sizeof(text),
+           "Invalid params: %s must be an object of strings", key);
+  request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
+  return NULL;
+}
+
+static void on_prompts_get(methods_ctx *ctx, request *r) {
+  const char *name = string_param(r, r->params, "name", "");
+  json_object *args;
+  reg_entry *e;
+  call_args a;
+
+  if (name == NULL)
+    return;
+  e = registry_find(ctx->registry, REG_PROMPT, name);
+  if (e == NULL) {
+    fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown prompt: ", name, NULL);
+    return;
+  }
+  if ((args = string_map(r, r->params, "arguments")) == NULL)
+    return;
+  for (size_t i = 0; i < e->n_arguments; i++)
+    if (e->required[i] &&
+        !json_object_object_get_ex(args, e->arguments[i], NULL)) {
+      fail_named(r, JSONRPC_INVALID_PARAMS,
+                 "Missing required argument: ", e->arguments[i], NULL);
+      json_object_put(args);
+      return;
+    }
+  memset(&a, 0, sizeof(a));
+  a.kind = CALL_PROMPT;
+  a.entry = e;
+  a.name = e->name;
+  a.arguments = args;
+  call_start(ctx->exec, r, &a);
+  json_object_put(args);
+}
+
+/* Whether `e` (a prompt or template) has an argument called `name`. */
+static int has_argument(const reg_entry *e, const char *name) {
+  if (e->kind == REG_TEMPLATE) {
+    for (size_t i = 0; i < uritpl_vars(e->tpl); i++)
+      if (strcmp(uritpl_var(e->tpl, i), name) == 0)
+        return 1;
+    return 0;
+  }
+  for (size_t i = 0; i < e->n_arguments; i++)
+    if (strcmp(e->arguments[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+static void no_candidates(request *r) {
+  json_object *completion = json_object_new_object();
+  json_object *result = json_object_new_object();
+  json_object_object_add(completion, "values", json_object_new_array());
+  json_object_object_add(completion, "total", json_object_new_int(0));
+  json_object_object_add(completion, "hasMore", json_object_new_boolean(0));
+  json_object_object_add(result, "completion", completion);
+  request_reply(r, result);
+}
+
+static void on_complete(methods_ctx *ctx, request *r) {
+  json_object *ref, *argument, *context, *ctx_args;
+  const char *type, *key, *name, *value;
+  reg_entry *e;
+  call_args a;
+
+  if (!json_object_object_get_ex(r->params, "ref", &ref) ||
+      !json_object_is_type(ref, json_type_object) ||
+      !json_object_object_get_ex(r->params, "argument", &argument) ||
+      !json_object_is_type(argument, json_type_object)) {
+    request_fail(r, JSONRPC_INVALID_PARAMS,
+                 "Invalid params: ref and argument must be objects", NULL);
+    return;
+  }
+  if ((type = string_param(r, ref, "type", "ref.")) == NULL)
+    return;
+  if (strcmp(type, "ref/prompt") == 0) {
+    if ((key = string_param(r, ref, "name", "ref.")) == NULL)
+      return;
+    e = registry_find(ctx->registry, REG_PROMPT, key);
+    if (e == NULL) {
+      fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown prompt: ", key, NULL);
+      return;
+    }
+  } else if (strcmp(type, "ref/resource") == 0) {
+    if ((key = string_param(r, ref, "uri", "ref.")) == NULL)
+      return;
+    e = registry_find(ctx->registry, REG_TEMPLATE, key);
+    if (e == NULL) {
+      /* A plain resource has nothing to complete. */
+      if (registry_find(ctx->registry, REG_RESOURCE, key) != NULL)
+        no_candidates(r);
+      else
+        fail_named(r, JSONRPC_INVALID_PARAMS,
+                   "Unknown resource template: ", key, NULL);
+      return;
+    }
+  } else {
+    fail_named(r, JSONRPC_INVALID_PARAMS,
+               "Invalid params: ref.type must be ref/prompt or ref/resource, "
+               "not ",
+               type, NULL);
+    return;
+  }
+  if ((name = string_param(r, argument, "name", "argument.")) == NULL ||
+      (value = string_param(r, argument, "value", "argument.")) == NULL)
+    return;
+  if (!has_argument(e, name)) {
+    fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown argument: ", name, NULL);
+    return;
+  }
+  if (e->complete == NULL) {
+    no_candidates(r);
+    return;
+  }
+  if (json_object_object_get_ex(r->params, "context", &context) &&
+      json_object_is_type(context, json_type_object))
+    ctx_args = string_map(r, context, "arguments");
+  else
+    ctx_args = json_object_new_object();
+  if (ctx_args == NULL)
+    return;
+  memset(&a, 0, sizeof(a));
+  a.kind = CALL_COMPLETE;
+  a.entry = e;
+  a.name = e->name;
+  a.arguments = ctx_args;
+  a.argument = name;
+  a.value = value;
+  call_start(ctx->exec, r, &a);
+  json_object_put(ctx_args);
 }
 
 static json_object *error_result(const char *text) {
@@ -189,7 +603,7 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
                  "Invalid params: arguments must be an object", NULL);
     return;
   }
-  tool = registry_find(ctx->registry, name);
+  tool = registry_find(ctx->registry, REG_TOOL, name);
   if (tool == NULL) {
     snprintf(text, sizeof(text), "Unknown tool: %.*s",
              (int)utf8_cut(name, strlen(name), 200), name);
@@ -215,15 +629,31 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
     request_reply(r, error_result(text));
     return;
   }
-  call_start(ctx->exec, r, tool, args);
+  {
+    call_args a;
+    memset(&a, 0, sizeof(a));
+    a.kind = CALL_TOOL;
+    a.entry = tool;
+    a.name = tool->name;
+    a.arguments = args;
+    call_start(ctx->exec, r, &a);
+  }
   json_object_put(args);
 }
 
 /* Sorted by name only for reading; lookup is a scan of a few entries. */
 static const method methods[] = {
+    {"completion/complete", on_complete, 0},
     {"initialize", on_initialize, METHOD_BEFORE_INIT},
     {"logging/setLevel", on_set_level, 0},
     {"ping", on_ping, METHOD_BEFORE_INIT},
+    {"prompts/get", on_prompts_get, 0},
+    {"prompts/list", on_prompts_list, 0},
+    {"resources/list", on_resources_list, 0},
+    {"resources/read", on_resources_read, 0},
+    {"resources/subscribe", on_subscribe, 0},
+    {"resources/templates/list", on_templates_list, 0},
+    {"resources/unsubscribe", on_unsubscribe, 0},
     {"tools/call", on_tools_call, 0},
     {"tools/list", on_tools_list, 0},
     {NULL, NULL, 0}};

@@ -17,7 +17,22 @@ typedef struct methods_ctx {
   registry *registry;
   const options *opts;
   call_exec *exec;
+  struct lh_table *subscriptions; /* URI -> who subscribed, what was told */
 } methods_ctx;
+
+int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
+                 call_exec *exec);
+/* Forgets every subscription without telling plugins (they are being
+ * unloaded too). */
+void methods_free(methods_ctx *ctx);
+
+/* The owner tells the methods what they cannot see themselves: a session
+ * went away (its subscriptions end), the registry changed (subscriptions
+ * follow the entries that now serve their URIs). */
+void methods_session_closed(methods_ctx *ctx, session *s);
+void methods_registry_changed(methods_ctx *ctx);
+/* Whether session `s` subscribed to `uri`. */
+int methods_subscribed(const session *s, const char *uri);
 
 /* session_handler.request: answers `r` exactly once, now or when its work
  * completes.  `ctx` is a methods_ctx. */

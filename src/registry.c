@@ -1,4 +1,5 @@
-/* registry.c -- everything mcpd offers, by name, in a stable order. */
+/* registry.c -- everything mcpd offers, by kind and key, in a stable
+ * order. */
 #include "config.h"
 
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "registry.h"
 #include "schema.h"
+#include "utf8.h"
 
 int registry_valid_name(const char *name) {
   size_t n = 0;
@@ -25,19 +27,94 @@ int registry_valid_name(const char *name) {
   return n > 0;
 }
 
+int registry_valid_uri(const char *uri) {
+  size_t n = 0;
+  const char *colon;
+  if (uri == NULL || (colon = strchr(uri, ':')) == NULL || colon == uri)
+    return 0;
+  /* RFC 3986: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) */
+  for (const char *p = uri; p < colon; p++) {
+    char c = *p;
+    int alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    if (!alpha && (p == uri || !((c >= '0' && c <= '9') || c == '+' ||
+                                 c == '-' || c == '.')))
+      return 0;
+  }
+  for (; uri[n] != '\0'; n++)
+    if ((unsigned char)uri[n] <= 0x20 || uri[n] == 0x7f || n >= 8192)
+      return 0;
+  return utf8_valid(uri, n);
+}
+
+const char *reg_kind_name(reg_kind kind) {
+  static const char *const names[REG_KINDS] = {"tool", "resource",
+                                               "resource template", "prompt"};
+  return kind < REG_KINDS ? names[kind] : "entry";
+}
+
 int registry_init(registry *r) {
   memset(r, 0, sizeof(*r));
-  r->by_name = lh_kchar_table_new(64, NULL);
-  return r->by_name ? 0 : -1;
+  for (int k = 0; k < REG_KINDS; k++)
+    if ((r->tables[k].by_name = lh_kchar_table_new(64, NULL)) == NULL) {
+      registry_free(r);
+      return -1;
+    }
+  return 0;
 }
 
 void registry_free(registry *r) {
-  for (size_t i = 0; i < r->count; i++)
-    reg_tool_release(r->order[i]);
-  free(r->order);
-  if (r->by_name)
-    lh_table_free(r->by_name);
+  for (int k = 0; k < REG_KINDS; k++) {
+    reg_table *t = &r->tables[k];
+    for (size_t i = 0; i < t->count; i++)
+      reg_entry_release(t->order[i]);
+    free(t->order);
+    if (t->by_name)
+      lh_table_free(t->by_name);
+  }
   memset(r, 0, sizeof(*r));
+}
+
+/* Whether every reserved slot of a table entry is NULL. */
+static int reserved_clear(void *const *reserved, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (reserved[i] != NULL)
+      return 0;
+  return 1;
+}
+
+#define RESERVED_CLEAR(entry)                                                  \
+  reserved_clear((entry).reserved,                                             \
+                 sizeof((entry).reserved) / sizeof((entry).reserved[0]))
+
+static reg_entry *entry_new(reg_kind kind, const char *name,
+                            struct plugin *owner, void *data, int exec) {
+  reg_entry *e = calloc(1, sizeof(*e));
+  if (e == NULL || (e->name = strdup(name)) == NULL) {
+    free(e);
+    return NULL;
+  }
+  e->kind = kind;
+  e->refs = 1;
+  e->owner = owner;
+  e->data = data;
+  e->exec = exec;
+  e->listing = json_object_new_object();
+  return e;
+}
+
+/* Adds an optional string member to a listing. */
+static void add_string(json_object *obj, const char *key, const char *value) {
+  if (value != NULL)
+    json_object_object_add(obj, key, json_object_new_string(value));
+}
+
+static int valid_exec(int exec) {
+  return exec >= MCPD_EXEC_POOL && exec <= MCPD_EXEC_ASYNC;
+}
+
+/* Strings a plugin hands over become JSON text; they must be UTF-8. */
+static int text_ok(const char *s) {
+  return s == NULL || utf8_valid(s, strlen(s));
 }
 
 /* Parses a schema the plugin wrote as JSON text. */
@@ -111,23 +188,17 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
              def->name);
     return NULL;
   }
-  for (size_t i = 0; i < sizeof(def->reserved) / sizeof(def->reserved[0]); i++)
-    if (def->reserved[i] != NULL) {
-      snprintf(err, errlen, "tool \"%s\" sets reserved fields", def->name);
-      return NULL;
-    }
+  if (!RESERVED_CLEAR(*def)) {
+    snprintf(err, errlen, "tool \"%s\" sets reserved fields", def->name);
+    return NULL;
+  }
 
-  t = calloc(1, sizeof(*t));
-  if (t == NULL || (t->name = strdup(def->name)) == NULL) {
-    free(t);
+  t = entry_new(REG_TOOL, def->name, owner, def->data, def->exec);
+  if (t == NULL) {
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
-  t->refs = 1;
   t->cb = def->call;
-  t->data = def->data;
-  t->exec = def->exec;
-  t->owner = owner;
   {
     char why[300];
     const char *text =
@@ -147,7 +218,6 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
     }
   }
 
-  t->listing = json_object_new_object();
   json_object_object_add(t->listing, "name", json_object_new_string(t->name));
   if (def->title)
     json_object_object_add(t->listing, "title",
@@ -175,102 +245,346 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
   return t;
 
 fail:
-  reg_tool_release(t);
+  reg_entry_release(t);
   return NULL;
 }
 
-reg_tool *reg_tool_ref(reg_tool *t) {
-  t->refs++;
-  return t;
+reg_entry *reg_resource_new(const mcpd_resource *def, struct plugin *owner,
+                            char *err, size_t errlen) {
+  reg_entry *e;
+
+  if (def->uri == NULL || def->name == NULL || def->read == NULL) {
+    snprintf(err, errlen,
+             "resource \"%.200s\" needs a uri, a name and a read callback",
+             def->uri    ? def->uri
+             : def->name ? def->name
+                         : "?");
+    return NULL;
+  }
+  if (!registry_valid_uri(def->uri)) {
+    snprintf(err, errlen,
+             "resource URI \"%.200s\" is not an absolute URI (scheme:...)",
+             def->uri);
+    return NULL;
+  }
+  if (!valid_exec(def->exec) || !RESERVED_CLEAR(*def) || !text_ok(def->name) ||
+      !text_ok(def->title) || !text_ok(def->description) ||
+      !text_ok(def->mime_type)) {
+    snprintf(err, errlen,
+             "resource \"%.200s\" has an unknown exec mode, reserved fields "
+             "set or text that is not UTF-8",
+             def->uri);
+    return NULL;
+  }
+  e = entry_new(REG_RESOURCE, def->uri, owner, def->data, def->exec);
+  if (e == NULL || e->listing == NULL ||
+      (def->mime_type && (e->mime_type = strdup(def->mime_type)) == NULL)) {
+    reg_entry_release(e);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  e->read = def->read;
+  e->subscribe = def->subscribe;
+  add_string(e->listing, "uri", def->uri);
+  add_string(e->listing, "name", def->name);
+  add_string(e->listing, "title", def->title);
+  add_string(e->listing, "description", def->description);
+  add_string(e->listing, "mimeType", def->mime_type);
+  return e;
 }
 
-void reg_tool_release(reg_tool *t) {
-  if (t == NULL || --t->refs > 0)
+reg_entry *reg_template_new(const mcpd_resource_template *def,
+                            struct plugin *owner, char *err, size_t errlen) {
+  reg_entry *e;
+  char why[200];
+
+  if (def->uri_template == NULL || def->name == NULL || def->read == NULL) {
+    snprintf(err, errlen,
+             "resource template \"%.200s\" needs a uri_template, a name and "
+             "a read callback",
+             def->uri_template ? def->uri_template
+             : def->name       ? def->name
+                               : "?");
+    return NULL;
+  }
+  if (!valid_exec(def->exec) || !RESERVED_CLEAR(*def) ||
+      !text_ok(def->uri_template) || !text_ok(def->name) ||
+      !text_ok(def->title) || !text_ok(def->description) ||
+      !text_ok(def->mime_type)) {
+    snprintf(err, errlen,
+             "resource template \"%.200s\" has an unknown exec mode, reserved "
+             "fields set or text that is not UTF-8",
+             def->uri_template);
+    return NULL;
+  }
+  e = entry_new(REG_TEMPLATE, def->uri_template, owner, def->data, def->exec);
+  if (e == NULL || e->listing == NULL ||
+      (def->mime_type && (e->mime_type = strdup(def->mime_type)) == NULL)) {
+    reg_entry_release(e);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  e->tpl = uritpl_parse(def->uri_template, why, sizeof(why));
+  if (e->tpl == NULL) {
+    snprintf(err, errlen, "resource template \"%.200s\": %s", def->uri_template,
+             why);
+    reg_entry_release(e);
+    return NULL;
+  }
+  e->read = def->read;
+  e->complete = def->complete;
+  e->subscribe = def->subscribe;
+  add_string(e->listing, "uriTemplate", def->uri_template);
+  add_string(e->listing, "name", def->name);
+  add_string(e->listing, "title", def->title);
+  add_string(e->listing, "description", def->description);
+  add_string(e->listing, "mimeType", def->mime_type);
+  return e;
+}
+
+/* Copies a prompt's argument table (elements of the plugin's size) into
+ * the entry and its listing. */
+static int prompt_arguments(reg_entry *e, const mcpd_prompt *def,
+                            size_t arg_size, char *err, size_t errlen) {
+  json_object *list;
+  size_t n = 0;
+
+  if (def->arguments == NULL)
+    return 0;
+  for (;; n++) {
+    mcpd_prompt_argument a;
+    if (n == 1000) {
+      snprintf(err, errlen,
+               "prompt \"%s\": its argument table has no end sentinel (or "
+               "more than 1000 arguments)",
+               def->name);
+      return -1;
+    }
+    memset(&a, 0, sizeof(a));
+    memcpy(&a, (const char *)def->arguments + n * arg_size,
+           arg_size < sizeof(a) ? arg_size : sizeof(a));
+    if (a.name == NULL && a.title == NULL && a.description == NULL)
+      break;
+    if (a.name == NULL || !text_ok(a.name) || !text_ok(a.title) ||
+        !text_ok(a.description)) {
+      snprintf(err, errlen,
+               "prompt \"%s\": argument %zu has no name or text that is not "
+               "UTF-8",
+               def->name, n);
+      return -1;
+    }
+    if (!RESERVED_CLEAR(a)) {
+      snprintf(err, errlen,
+               "prompt \"%s\": argument \"%s\" sets reserved fields", def->name,
+               a.name);
+      return -1;
+    }
+  }
+  if (n == 0)
+    return 0;
+  e->arguments = calloc(n, sizeof(*e->arguments));
+  e->required = calloc(n, 1);
+  list = json_object_new_array_ext((int)n);
+  if (e->arguments == NULL || e->required == NULL || list == NULL) {
+    json_object_put(list);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  json_object_object_add(e->listing, "arguments", list);
+  for (size_t i = 0; i < n; i++) {
+    mcpd_prompt_argument a;
+    json_object *item = json_object_new_object();
+    memset(&a, 0, sizeof(a));
+    memcpy(&a, (const char *)def->arguments + i * arg_size,
+           arg_size < sizeof(a) ? arg_size : sizeof(a));
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(e->arguments[k], a.name) == 0) {
+        snprintf(err, errlen, "prompt \"%s\": argument \"%s\" appears twice",
+                 def->name, a.name);
+        json_object_put(item);
+        return -1;
+      }
+    if ((e->arguments[i] = strdup(a.name)) == NULL) {
+      json_object_put(item);
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    e->n_arguments = i + 1;
+    e->required[i] = a.required != 0;
+    add_string(item, "name", a.name);
+    add_string(item, "title", a.title);
+    add_string(item, "description", a.description);
+    if (a.required)
+      json_object_object_add(item, "required", json_object_new_boolean(1));
+    json_object_array_add(list, item);
+  }
+  return 0;
+}
+
+reg_entry *reg_prompt_new(const mcpd_prompt *def, size_t arg_size,
+                          struct plugin *owner, char *err, size_t errlen) {
+  reg_entry *e;
+
+  if (!registry_valid_name(def->name) || def->get == NULL) {
+    snprintf(err, errlen,
+             "prompt \"%.80s\" needs a valid name (1-64 characters of "
+             "A-Z a-z 0-9 _ . -) and a get callback",
+             def->name ? def->name : "?");
+    return NULL;
+  }
+  if (!valid_exec(def->exec) || !RESERVED_CLEAR(*def) || !text_ok(def->title) ||
+      !text_ok(def->description)) {
+    snprintf(err, errlen,
+             "prompt \"%s\" has an unknown exec mode, reserved fields set or "
+             "text that is not UTF-8",
+             def->name);
+    return NULL;
+  }
+  e = entry_new(REG_PROMPT, def->name, owner, def->data, def->exec);
+  if (e == NULL || e->listing == NULL ||
+      (def->description &&
+       (e->description = strdup(def->description)) == NULL)) {
+    reg_entry_release(e);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  e->get = def->get;
+  e->complete = def->complete;
+  add_string(e->listing, "name", def->name);
+  add_string(e->listing, "title", def->title);
+  add_string(e->listing, "description", def->description);
+  if (prompt_arguments(e, def, arg_size, err, errlen) != 0) {
+    reg_entry_release(e);
+    return NULL;
+  }
+  return e;
+}
+
+reg_entry *reg_entry_ref(reg_entry *e) {
+  e->refs++;
+  return e;
+}
+
+void reg_entry_release(reg_entry *e) {
+  if (e == NULL || --e->refs > 0)
     return;
-  json_object_put(t->input_schema);
-  json_object_put(t->output_schema);
-  json_object_put(t->listing);
-  free(t->name);
-  free(t);
+  json_object_put(e->input_schema);
+  json_object_put(e->output_schema);
+  json_object_put(e->listing);
+  uritpl_free(e->tpl);
+  for (size_t i = 0; i < e->n_arguments; i++)
+    free(e->arguments[i]);
+  free(e->arguments);
+  free(e->required);
+  free(e->mime_type);
+  free(e->description);
+  free(e->name);
+  free(e);
 }
 
-reg_tool *registry_find(registry *r, const char *name) {
+reg_entry *registry_find(registry *r, reg_kind kind, const char *name) {
   void *v;
-  if (lh_table_lookup_ex(r->by_name, name, &v))
+  if (name != NULL && lh_table_lookup_ex(r->tables[kind].by_name, name, &v))
     return v;
   return NULL;
 }
 
-int registry_add(registry *r, reg_tool *t) {
-  if (registry_find(r, t->name) != NULL)
+size_t registry_count(registry *r, reg_kind kind) {
+  return r->tables[kind].count;
+}
+
+reg_entry *registry_at(registry *r, reg_kind kind, size_t i) {
+  return i < r->tables[kind].count ? r->tables[kind].order[i] : NULL;
+}
+
+int registry_add(registry *r, reg_entry *e) {
+  reg_table *t = &r->tables[e->kind];
+  if (registry_find(r, e->kind, e->name) != NULL)
     return -1;
-  if (r->count == r->cap) {
-    size_t cap = r->cap ? r->cap * 2 : 64;
-    reg_tool **order = realloc(r->order, cap * sizeof(*order));
+  if (t->count == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    reg_entry **order = realloc(t->order, cap * sizeof(*order));
     if (order == NULL)
       return -1;
-    r->order = order;
-    r->cap = cap;
+    t->order = order;
+    t->cap = cap;
   }
-  if (lh_table_insert(r->by_name, t->name, t) != 0)
+  if (lh_table_insert(t->by_name, e->name, e) != 0)
     return -1;
-  t->index = r->count;
-  r->order[r->count++] = t;
-  r->changed |= REGISTRY_TOOLS;
+  e->index = t->count;
+  t->order[t->count++] = e;
+  r->changed |= REGISTRY_CHANGED(e->kind);
   return 0;
 }
 
-static void compact(registry *r) {
+static void compact(reg_table *t) {
   size_t j = 0;
-  for (size_t i = 0; i < r->count; i++) {
-    if (r->order[i] != NULL) {
-      r->order[j] = r->order[i];
-      r->order[j]->index = j;
+  for (size_t i = 0; i < t->count; i++) {
+    if (t->order[i] != NULL) {
+      t->order[j] = t->order[i];
+      t->order[j]->index = j;
       j++;
     }
   }
-  r->count = j;
+  t->count = j;
 }
 
-int registry_remove(registry *r, reg_tool *t) {
-  if (registry_find(r, t->name) != t)
+int registry_remove(registry *r, reg_entry *e) {
+  reg_table *t = &r->tables[e->kind];
+  if (registry_find(r, e->kind, e->name) != e)
     return -1;
-  lh_table_delete(r->by_name, t->name);
-  r->order[t->index] = NULL;
-  compact(r);
-  r->changed |= REGISTRY_TOOLS;
-  reg_tool_release(t);
+  lh_table_delete(t->by_name, e->name);
+  t->order[e->index] = NULL;
+  compact(t);
+  r->changed |= REGISTRY_CHANGED(e->kind);
+  reg_entry_release(e);
   return 0;
 }
 
 size_t registry_remove_owner(registry *r, struct plugin *owner) {
   size_t removed = 0;
-  for (size_t i = 0; i < r->count; i++) {
-    reg_tool *t = r->order[i];
-    if (t->owner != owner)
-      continue;
-    lh_table_delete(r->by_name, t->name);
-    r->order[i] = NULL;
-    reg_tool_release(t);
-    removed++;
-  }
-  if (removed > 0) {
-    compact(r);
-    r->changed |= REGISTRY_TOOLS;
+  for (int k = 0; k < REG_KINDS; k++) {
+    reg_table *t = &r->tables[k];
+    size_t here = 0;
+    for (size_t i = 0; i < t->count; i++) {
+      reg_entry *e = t->order[i];
+      if (e->owner != owner)
+        continue;
+      lh_table_delete(t->by_name, e->name);
+      t->order[i] = NULL;
+      reg_entry_release(e);
+      here++;
+    }
+    if (here > 0) {
+      compact(t);
+      r->changed |= REGISTRY_CHANGED(k);
+      removed += here;
+    }
   }
   return removed;
 }
 
-json_object *registry_list_tools(registry *r, size_t offset, size_t limit,
-                                 size_t *next) {
-  json_object *tools =
-      json_object_new_array_ext((int)(limit < r->count ? limit : r->count));
+json_object *registry_list(registry *r, reg_kind kind, size_t offset,
+                           size_t limit, size_t *next) {
+  reg_table *t = &r->tables[kind];
   size_t end = offset + limit;
+  json_object *list;
 
-  if (end > r->count || end < offset)
-    end = r->count;
+  if (end > t->count || end < offset)
+    end = t->count;
+  list = json_object_new_array_ext(end > offset ? (int)(end - offset) : 0);
   for (size_t i = offset; i < end; i++)
-    json_object_array_add(tools, json_object_get(r->order[i]->listing));
-  *next = end < r->count ? end : 0;
-  return tools;
+    json_object_array_add(list, json_object_get(t->order[i]->listing));
+  *next = end < t->count ? end : 0;
+  return list;
+}
+
+reg_entry *registry_match(registry *r, const char *uri, json_object **vars) {
+  reg_table *t = &r->tables[REG_TEMPLATE];
+  for (size_t i = 0; i < t->count; i++) {
+    *vars = uritpl_match(t->order[i]->tpl, uri);
+    if (*vars != NULL)
+      return t->order[i];
+  }
+  return NULL;
 }

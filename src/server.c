@@ -25,13 +25,31 @@
 /* --- what comes up from below ------------------------------------------- */
 
 static void announce_cb(uv_timer_t *timer) {
+  static const char *const methods[REG_KINDS] = {
+      "notifications/tools/list_changed",
+      "notifications/resources/list_changed",
+      "notifications/resources/list_changed",
+      "notifications/prompts/list_changed"};
   server *srv = timer->data;
   unsigned changed = srv->registry.changed;
+
   srv->registry.changed = 0;
-  if (srv->shutting_down || !(changed & REGISTRY_TOOLS))
+  if (srv->shutting_down || changed == 0)
     return;
-  for (size_t i = 0; i < srv->n_sessions; i++)
-    session_notify(srv->sessions[i], "notifications/tools/list_changed", NULL);
+  /* Subscriptions follow their URIs to the entries that serve them now. */
+  if (changed &
+      (REGISTRY_CHANGED(REG_RESOURCE) | REGISTRY_CHANGED(REG_TEMPLATE)))
+    methods_registry_changed(&srv->methods);
+  /* Templates and resources share one notification; send it once. */
+  if (changed & REGISTRY_CHANGED(REG_TEMPLATE))
+    changed = (changed & ~REGISTRY_CHANGED(REG_TEMPLATE)) |
+              REGISTRY_CHANGED(REG_RESOURCE);
+  for (int k = 0; k < REG_KINDS; k++) {
+    if (!(changed & REGISTRY_CHANGED(k)))
+      continue;
+    for (size_t i = 0; i < srv->n_sessions; i++)
+      session_notify(srv->sessions[i], methods[k], NULL);
+  }
 }
 
 /* loader_env.changed_cb */
@@ -68,6 +86,20 @@ static void plugin_log_cb(void *arg, int level, const char *logger,
   json_object_put(params);
 }
 
+/* call_exec.updated_cb: only sessions subscribed to that URI hear. */
+static void resource_updated_cb(void *arg, const char *uri) {
+  server *srv = arg;
+  for (size_t i = 0; i < srv->n_sessions; i++) {
+    session *s = srv->sessions[i];
+    json_object *params;
+    if (!methods_subscribed(s, uri))
+      continue;
+    params = json_object_new_object();
+    json_object_object_add(params, "uri", json_object_new_string(uri));
+    session_notify(s, "notifications/resources/updated", params);
+  }
+}
+
 static void calls_drained_cb(void *arg);
 
 /* watch_cb */
@@ -89,10 +121,10 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
     return -1;
   srv->exec.drained_cb = calls_drained_cb;
   srv->exec.log_cb = plugin_log_cb;
+  srv->exec.updated_cb = resource_updated_cb;
   srv->exec.arg = srv;
-  srv->methods.registry = &srv->registry;
-  srv->methods.opts = opts;
-  srv->methods.exec = &srv->exec;
+  if (methods_init(&srv->methods, &srv->registry, opts, &srv->exec) != 0)
+    return -1;
 
   uv_timer_init(loop, &srv->announce_timer);
   srv->announce_timer.data = srv;
@@ -147,6 +179,7 @@ void server_close_session(server *srv, session *s) {
     }
   if (srv->stdio_session == s)
     srv->stdio_session = NULL;
+  methods_session_closed(&srv->methods, s);
   session_free(s);
 }
 
@@ -351,6 +384,7 @@ void server_shutdown(server *srv, const char *why) {
 }
 
 void server_free(server *srv) {
+  methods_free(&srv->methods);
   registry_free(&srv->registry);
   free(srv->sessions);
   srv->sessions = NULL;

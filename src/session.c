@@ -163,6 +163,7 @@ void session_free(session *s) {
   json_object_put(s->client_info);
   json_object_put(s->client_capabilities);
   json_object_put(s->empty_params);
+  json_object_put(s->subscriptions);
   json_tokener_free(s->tok);
   lh_table_free(s->by_id);
   free(s);

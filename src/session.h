@@ -66,7 +66,10 @@ typedef struct session {
   request *dispatching; /* the request whose handler is running */
   json_tokener *tok;
   json_object *empty_params; /* shared {} for requests without params */
-  void *data;                /* the owner's */
+  /* URIs the client subscribed to, as the keys of an object; kept by the
+   * methods (methods_session_closed() empties it). */
+  json_object *subscriptions;
+  void *data; /* the owner's */
 } session;
 
 /* The revisions mcpd speaks, newest first, NULL-terminated. */

@@ -170,7 +170,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
                "schema %zu does not survive a text round trip", i);
   }
   n_tools = n;
-  echo = registry_find(&fs.srv.registry, "echo");
+  echo = registry_find(&fs.srv.registry, REG_TOOL, "echo");
   echo_schema = echo->input_schema;
   s_plain = open_session(&mt_plain, "2025-11-25");
   s_batch = open_session(&mt_batch, "2025-03-26");

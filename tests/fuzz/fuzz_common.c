@@ -129,7 +129,7 @@ void fuzz_server_init(fuzz_server *fs, const char *const *plugins,
     exit(1);
   }
   for (size_t i = 0; tools[i] != NULL; i++)
-    if (registry_find(&fs->srv.registry, tools[i]) == NULL) {
+    if (registry_find(&fs->srv.registry, REG_TOOL, tools[i]) == NULL) {
       fprintf(stderr,
               "fuzz: tool %s did not load from %s (run with "
               "MCPD_FUZZ_LOG=1)\n",

@@ -56,7 +56,7 @@ static void assert_good_loaded(void) {
   ck_assert_str_eq(p->version, "1.0");
   ck_assert_str_eq(p->path, harness_path(&h, "good.so"));
   for (size_t i = 0; tools[i] != NULL; i++) {
-    reg_tool *t = registry_find(&h.srv.registry, tools[i]);
+    reg_tool *t = registry_find(&h.srv.registry, REG_TOOL, tools[i]);
     ck_assert_msg(t != NULL, "tool %s missing", tools[i]);
     ck_assert_ptr_eq(t->owner, p);
   }
@@ -98,7 +98,7 @@ START_TEST(test_good_loads) {
   harness_copy(&h, "good.so", "good.so");
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   assert_good_loaded();
-  ck_assert_uint_eq(h.srv.registry.count, 26);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 26);
   ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
   /* A second scan of an unchanged directory changes nothing. */
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
@@ -205,13 +205,13 @@ END_TEST
 START_TEST(test_null_name) {
   check_refused("null_name.so", "no name");
   /* Nothing of it was registered, not even its valid first tool. */
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "null_name_ok"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "null_name_ok"));
 }
 END_TEST
 
 START_TEST(test_bad_schema) {
   check_refused("bad_schema.so", "not valid JSON");
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "bad_schema"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "bad_schema"));
 }
 END_TEST
 
@@ -244,7 +244,7 @@ START_TEST(test_duplicate_tool) {
   ck_assert_msg(strstr(line, "dup_a") != NULL, "%s", line);
   ck_assert_msg(strstr(line, harness_path(&h, "dup_a.so")) != NULL, "%s", line);
   free(line);
-  t = registry_find(&h.srv.registry, "same_name");
+  t = registry_find(&h.srv.registry, REG_TOOL, "same_name");
   ck_assert_ptr_nonnull(t);
   ck_assert_ptr_eq(t->owner, find_plugin("dup_a"));
   ck_assert_ptr_null(find_plugin("dup_b"));
@@ -277,7 +277,7 @@ START_TEST(test_many_refusals_at_once) {
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   assert_good_loaded();
   ck_assert_uint_eq(count_plugins(), 1);
-  ck_assert_uint_eq(h.srv.registry.count, 26);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 26);
 
   log = harness_log(&h);
   for (line = log; *line != '\0'; line = end + 1) {
@@ -338,7 +338,7 @@ START_TEST(test_conflict_retried_when_holder_leaves) {
   loader_scan(&h.srv.loader);
   ck_assert_ptr_null(find_plugin("dup_a"));
   ck_assert_ptr_nonnull(find_plugin("dup_b"));
-  t = registry_find(&h.srv.registry, "same_name");
+  t = registry_find(&h.srv.registry, REG_TOOL, "same_name");
   ck_assert_ptr_nonnull(t);
   ck_assert_ptr_eq(t->owner, find_plugin("dup_b"));
   ck_assert_uint_eq(harness_error_lines(&h, NULL), 1);
@@ -356,7 +356,7 @@ START_TEST(test_name_conflict_retried_when_holder_leaves) {
   ck_assert_ptr_nonnull(find_plugin("reload"));
   ck_assert_str_eq(find_plugin("reload")->version, "2");
   ck_assert_str_eq(find_plugin("reload")->path, harness_path(&h, "b.so"));
-  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, "v2_only"));
+  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "v2_only"));
 }
 END_TEST
 
@@ -367,7 +367,7 @@ START_TEST(test_group_writable_refused) {
   ck_assert_int_eq(chmod(harness_path(&h, "good.so"), 0664), 0);
   loader_scan(&h.srv.loader);
   ck_assert_ptr_null(find_plugin("good"));
-  ck_assert_uint_eq(h.srv.registry.count, 0);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 0);
   assert_one_error("good.so", "writable");
   harness_error_lines(&h, &line);
   ck_assert_msg(strstr(line, "0664") != NULL, "%s", line);
@@ -478,8 +478,8 @@ START_TEST(test_reload) {
   p = find_plugin("reload");
   ck_assert_ptr_nonnull(p);
   ck_assert_str_eq(p->version, "1");
-  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, "version"));
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "v2_only"));
+  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "version"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "v2_only"));
 
   /* Overwritten in place with version 2. */
   harness_copy(&h, "reload_v2.so", "reload.so");
@@ -488,11 +488,11 @@ START_TEST(test_reload) {
   p = find_plugin("reload");
   ck_assert_ptr_nonnull(p);
   ck_assert_str_eq(p->version, "2");
-  version = registry_find(&h.srv.registry, "version");
+  version = registry_find(&h.srv.registry, REG_TOOL, "version");
   ck_assert_ptr_nonnull(version);
   ck_assert_ptr_eq(version->owner, p);
-  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, "v2_only"));
-  ck_assert_uint_eq(h.srv.registry.count, 2);
+  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "v2_only"));
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 2);
   ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
 
   /* Back to version 1: v2_only goes away again. */
@@ -500,8 +500,8 @@ START_TEST(test_reload) {
   age("reload.so", 5);
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   ck_assert_str_eq(find_plugin("reload")->version, "1");
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "v2_only"));
-  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, "version"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "v2_only"));
+  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "version"));
 }
 END_TEST
 
@@ -520,7 +520,7 @@ START_TEST(test_reload_broken_keeps_old) {
   free(line);
   ck_assert_ptr_nonnull(find_plugin("reload"));
   ck_assert_str_eq(find_plugin("reload")->version, "1");
-  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, "version"));
+  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "version"));
 }
 END_TEST
 
@@ -532,10 +532,10 @@ START_TEST(test_removed_file_unloads) {
   ck_assert_int_eq(unlink(harness_path(&h, "good.so")), 0);
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   ck_assert_ptr_null(find_plugin("good"));
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "add"));
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "crash"));
-  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, "version"));
-  ck_assert_uint_eq(h.srv.registry.count, 1);
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "add"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "crash"));
+  ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "version"));
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 1);
   ck_assert(h.srv.registry.changed & REGISTRY_TOOLS);
 }
 END_TEST
@@ -553,7 +553,7 @@ START_TEST(test_same_plugin_name_twice) {
     free(line);
   }
   ck_assert_str_eq(find_plugin("reload")->path, harness_path(&h, "a.so"));
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "v2_only"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "v2_only"));
 }
 END_TEST
 
@@ -569,7 +569,7 @@ START_TEST(test_load_file_directly) {
   assert_one_error("missing.so", "cannot stat");
   /* Unloading removes its tools at once. */
   loader_unload(&h.srv.loader, p);
-  ck_assert_uint_eq(h.srv.registry.count, 0);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 0);
   ck_assert_uint_eq(count_plugins(), 0);
 }
 END_TEST

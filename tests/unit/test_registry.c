@@ -114,7 +114,7 @@ START_TEST(test_listing) {
                    "\"Returns the text.\",\"inputSchema\":{\"type\":"
                    "\"object\"},\"annotations\":{\"title\":\"Echo\","
                    "\"readOnlyHint\":true,\"destructiveHint\":false}}");
-  reg_tool_release(t);
+  reg_entry_release(t);
 
   def.title = NULL;
   def.read_only_hint = def.destructive_hint = MCPD_HINT_UNSET;
@@ -126,7 +126,7 @@ START_TEST(test_listing) {
                    "{\"name\":\"echo\",\"description\":\"Returns the text.\","
                    "\"inputSchema\":{\"type\":\"object\",\"properties\":"
                    "{\"a\":{}}},\"outputSchema\":{\"type\":\"object\"}}");
-  reg_tool_release(t);
+  reg_entry_release(t);
 }
 END_TEST
 
@@ -135,25 +135,25 @@ START_TEST(test_add_find_remove) {
   reg_tool *a, *b;
 
   ck_assert_int_eq(registry_init(&r), 0);
-  ck_assert_ptr_null(registry_find(&r, "a"));
+  ck_assert_ptr_null(registry_find(&r, REG_TOOL, "a"));
   a = new_tool("a", OWNER_A);
   b = new_tool("b", OWNER_A);
   ck_assert_int_eq(registry_add(&r, a), 0);
   ck_assert_int_eq(registry_add(&r, b), 0);
-  ck_assert_uint_eq(r.count, 2);
+  ck_assert_uint_eq(registry_count(&r, REG_TOOL), 2);
   ck_assert(r.changed & REGISTRY_TOOLS);
-  ck_assert_ptr_eq(registry_find(&r, "a"), a);
-  ck_assert_ptr_eq(registry_find(&r, "b"), b);
-  ck_assert_ptr_null(registry_find(&r, "c"));
-  ck_assert_ptr_null(registry_find(&r, "A"));
+  ck_assert_ptr_eq(registry_find(&r, REG_TOOL, "a"), a);
+  ck_assert_ptr_eq(registry_find(&r, REG_TOOL, "b"), b);
+  ck_assert_ptr_null(registry_find(&r, REG_TOOL, "c"));
+  ck_assert_ptr_null(registry_find(&r, REG_TOOL, "A"));
 
   r.changed = 0;
   ck_assert_int_eq(registry_remove(&r, a), 0);
   ck_assert(r.changed & REGISTRY_TOOLS);
-  ck_assert_ptr_null(registry_find(&r, "a"));
-  ck_assert_ptr_eq(registry_find(&r, "b"), b);
-  ck_assert_uint_eq(r.count, 1);
-  ck_assert_ptr_eq(r.order[0], b);
+  ck_assert_ptr_null(registry_find(&r, REG_TOOL, "a"));
+  ck_assert_ptr_eq(registry_find(&r, REG_TOOL, "b"), b);
+  ck_assert_uint_eq(registry_count(&r, REG_TOOL), 1);
+  ck_assert_ptr_eq(registry_at(&r, REG_TOOL, 0), b);
   ck_assert_uint_eq(b->index, 0);
   registry_free(&r);
 }
@@ -168,8 +168,8 @@ START_TEST(test_remove_absent) {
   ck_assert_int_eq(registry_add(&r, a), 0);
   /* Same name, different entry: not what is registered. */
   ck_assert_int_eq(registry_remove(&r, other), -1);
-  ck_assert_ptr_eq(registry_find(&r, "a"), a);
-  reg_tool_release(other);
+  ck_assert_ptr_eq(registry_find(&r, REG_TOOL, "a"), a);
+  reg_entry_release(other);
   registry_free(&r);
 }
 END_TEST
@@ -183,10 +183,10 @@ START_TEST(test_duplicate_refused) {
   ck_assert_int_eq(registry_add(&r, first), 0);
   ck_assert_int_eq(registry_add(&r, second), -1);
   /* The first one stays; the second is still the caller's. */
-  ck_assert_ptr_eq(registry_find(&r, "same"), first);
-  ck_assert_uint_eq(r.count, 1);
+  ck_assert_ptr_eq(registry_find(&r, REG_TOOL, "same"), first);
+  ck_assert_uint_eq(registry_count(&r, REG_TOOL), 1);
   ck_assert_uint_eq(second->refs, 1);
-  reg_tool_release(second);
+  reg_entry_release(second);
   registry_free(&r);
 }
 END_TEST
@@ -202,14 +202,15 @@ START_TEST(test_remove_owner) {
         registry_add(&r, new_tool(name, i % 2 ? OWNER_B : OWNER_A)), 0);
   }
   ck_assert_uint_eq(registry_remove_owner(&r, OWNER_A), 5);
-  ck_assert_uint_eq(r.count, 5);
-  for (size_t i = 0; i < r.count; i++) {
+  ck_assert_uint_eq(registry_count(&r, REG_TOOL), 5);
+  for (size_t i = 0; i < registry_count(&r, REG_TOOL); i++) {
     snprintf(name, sizeof(name), "t%zu", 2 * i + 1);
-    ck_assert_str_eq(r.order[i]->name, name);
-    ck_assert_uint_eq(r.order[i]->index, i);
-    ck_assert_ptr_eq(registry_find(&r, name), r.order[i]);
+    ck_assert_str_eq(registry_at(&r, REG_TOOL, i)->name, name);
+    ck_assert_uint_eq(registry_at(&r, REG_TOOL, i)->index, i);
+    ck_assert_ptr_eq(registry_find(&r, REG_TOOL, name),
+                     registry_at(&r, REG_TOOL, i));
   }
-  ck_assert_ptr_null(registry_find(&r, "t0"));
+  ck_assert_ptr_null(registry_find(&r, REG_TOOL, "t0"));
   ck_assert_uint_eq(registry_remove_owner(&r, OWNER_A), 0);
   registry_free(&r);
 }
@@ -218,7 +219,7 @@ END_TEST
 /* The names on one page, joined with commas. */
 static void page(registry *r, size_t offset, size_t limit, char *out,
                  size_t outlen, size_t *next) {
-  json_object *tools = registry_list_tools(r, offset, limit, next);
+  json_object *tools = registry_list(r, REG_TOOL, offset, limit, next);
   size_t n = json_object_array_length(tools), used = 0;
 
   out[0] = '\0';
@@ -271,7 +272,7 @@ START_TEST(test_pagination) {
   ck_assert_uint_eq(next, 0);
 
   /* Order is registration order and survives removals. */
-  ck_assert_int_eq(registry_remove(&r, registry_find(&r, "t1")), 0);
+  ck_assert_int_eq(registry_remove(&r, registry_find(&r, REG_TOOL, "t1")), 0);
   ck_assert_int_eq(registry_add(&r, new_tool("t1", OWNER_A)), 0);
   page(&r, 0, 100, names, sizeof(names), &next);
   ck_assert_str_eq(names, "t0,t2,t3,t4,t5,t6,t1");
@@ -288,11 +289,11 @@ START_TEST(test_many_tools) {
     snprintf(name, sizeof(name), "tool%d", i);
     ck_assert_int_eq(registry_add(&r, new_tool(name, OWNER_A)), 0);
   }
-  ck_assert_uint_eq(r.count, 5000);
+  ck_assert_uint_eq(registry_count(&r, REG_TOOL), 5000);
   for (int i = 0; i < 5000; i += 97) {
     snprintf(name, sizeof(name), "tool%d", i);
-    ck_assert_ptr_nonnull(registry_find(&r, name));
-    ck_assert_str_eq(registry_find(&r, name)->name, name);
+    ck_assert_ptr_nonnull(registry_find(&r, REG_TOOL, name));
+    ck_assert_str_eq(registry_find(&r, REG_TOOL, name)->name, name);
   }
   registry_free(&r);
 }
@@ -307,10 +308,10 @@ START_TEST(test_removed_while_referenced) {
   ck_assert_int_eq(registry_init(&r), 0);
   t = new_tool("busy", OWNER_A);
   ck_assert_int_eq(registry_add(&r, t), 0);
-  held = reg_tool_ref(registry_find(&r, "busy"));
+  held = reg_entry_ref(registry_find(&r, REG_TOOL, "busy"));
   ck_assert_uint_eq(held->refs, 2);
   ck_assert_int_eq(registry_remove(&r, held), 0);
-  ck_assert_ptr_null(registry_find(&r, "busy"));
+  ck_assert_ptr_null(registry_find(&r, REG_TOOL, "busy"));
   ck_assert_uint_eq(held->refs, 1);
   /* Still whole. */
   ck_assert_str_eq(held->name, "busy");
@@ -318,8 +319,8 @@ START_TEST(test_removed_while_referenced) {
   ck_assert_str_eq(plain(held->input_schema), "{\"type\":\"object\"}");
   /* A new tool may take the name meanwhile. */
   ck_assert_int_eq(registry_add(&r, new_tool("busy", OWNER_B)), 0);
-  ck_assert_ptr_ne(registry_find(&r, "busy"), held);
-  reg_tool_release(held);
+  ck_assert_ptr_ne(registry_find(&r, REG_TOOL, "busy"), held);
+  reg_entry_release(held);
   registry_free(&r);
 }
 END_TEST
@@ -330,12 +331,12 @@ START_TEST(test_registry_free_with_refs) {
 
   ck_assert_int_eq(registry_init(&r), 0);
   ck_assert_int_eq(registry_add(&r, new_tool("x", OWNER_A)), 0);
-  held = reg_tool_ref(registry_find(&r, "x"));
+  held = reg_entry_ref(registry_find(&r, REG_TOOL, "x"));
   registry_free(&r);
   ck_assert_str_eq(held->name, "x");
-  reg_tool_release(held);
+  reg_entry_release(held);
   /* Release of NULL is a no-op. */
-  reg_tool_release(NULL);
+  reg_entry_release(NULL);
 }
 END_TEST
 

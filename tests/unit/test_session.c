@@ -54,7 +54,7 @@ static void setup(void) {
   harness_session(&h);
   /* Nothing to load; the scan must say nothing at error level. */
   loader_scan(&h.srv.loader);
-  ck_assert_uint_eq(h.srv.registry.count, 0);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 0);
 }
 
 static void teardown(void) {

@@ -605,7 +605,7 @@ START_TEST(test_unload_during_call) {
                    "{\"ms\":100}}}");
   ck_assert_int_eq(unlink(harness_path(&h, "good.so")), 0);
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  ck_assert_ptr_null(registry_find(&h.srv.registry, "slow"));
+  ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "slow"));
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, (size_t)response_index(1));
   ck_assert_str_eq(text_of(msg, 0), "slept 100");
@@ -637,7 +637,7 @@ START_TEST(test_paging_many) {
   harness_session(&h);
   harness_copy(&h, "many.so", "many.so");
   loader_scan(&h.srv.loader);
-  ck_assert_uint_eq(h.srv.registry.count, 26);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 26);
   harness_initialize(&h, "2025-11-25");
   do {
     char line[256];
@@ -1048,7 +1048,7 @@ START_TEST(test_crash_through_session) {
 END_TEST
 
 START_TEST(test_crash_callback_directly) {
-  reg_tool *t = registry_find(&h.srv.registry, "crash");
+  reg_tool *t = registry_find(&h.srv.registry, REG_TOOL, "crash");
   json_object *args = json_object_new_object();
 
   mcpd_request req = {.size = sizeof(req),
