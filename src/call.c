@@ -1046,13 +1046,17 @@ static int do_progress(mcpd_call *call, double progress, double total,
 
   if (!usable(call))
     return MCPD_ERROR;
+  /* Checked with or without a token, so the bug shows either way. */
+  if (!isfinite(progress) || !(progress > call->last_progress)) {
+    set_error("progress: %g does not increase on %g", progress,
+              call->last_progress);
+    return MCPD_ERROR; /* progress MUST increase */
+  }
+  call->last_progress = progress;
   if (call->progress_token == NULL)
     return MCPD_OK;
-  if (!isfinite(progress) || !(progress > call->last_progress))
-    return MCPD_ERROR; /* progress MUST increase */
   if (!isfinite(total))
     total = 0;
-  call->last_progress = progress;
   params = json_object_new_object();
   if (json_object_is_type(call->progress_token, json_type_string))
     json_object_object_add(

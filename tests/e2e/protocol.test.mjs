@@ -667,6 +667,27 @@ describe('tool calls (good.so)', () => {
     assert.ok(!mcpd.messages.some((m) => m.id === 'cancel-me'), 'a response was sent for a cancelled request');
   });
 
+  test('notifications/cancelled after the response, for unknown ids or malformed: ignored', async (t) => {
+    const mcpd = await session(t, { plugins });
+    const done = await mcpd.request('tools/call', { name: 'echo', arguments: { text: 'x' } });
+    assert.ok('result' in done, JSON.stringify(done));
+    const before = mcpd.messages.length;
+    // The call already answered, an id never used, a missing and a
+    // malformed requestId, and initialize (which cannot be cancelled).
+    await mcpd.notify('notifications/cancelled', { requestId: done.id });
+    await mcpd.notify('notifications/cancelled', { requestId: 'never-sent' });
+    await mcpd.notify('notifications/cancelled', {});
+    await mcpd.notify('notifications/cancelled', { requestId: { x: 1 } });
+    await mcpd.notify('notifications/cancelled', { requestId: 0 });
+    await assertAlive(mcpd);
+    await sleep(100);
+    // Nothing answered the notifications; only the liveness check's reply.
+    const extra = mcpd.messages.slice(before).filter((m) => m.method === undefined && m.id !== undefined);
+    assert.equal(extra.length, 1, JSON.stringify(mcpd.messages.slice(before)));
+    const res = await mcpd.request('tools/call', { name: 'echo', arguments: { text: 'still' } });
+    assert.equal(resultText(res.result), 'still');
+  });
+
   for (const token of ['tok-1', 7]) {
     test(`progress: token ${JSON.stringify(token)} echoed verbatim, increasing, none after the response`, async (t) => {
       const mcpd = await session(t, { plugins });

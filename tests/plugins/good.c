@@ -281,6 +281,11 @@ static int good_progress(mcpd_call *call, const mcpd_request *req) {
     g->host->progress(call, i, steps, message);
     sleep_ms(2);
   }
+  /* Progress MUST increase: a repeat or a step back is refused, and no
+   * notification goes out for it. */
+  if (g->host->progress(call, i - 1, steps, "again") != MCPD_ERROR ||
+      g->host->progress(call, 0, steps, "back") != MCPD_ERROR)
+    return g->host->result_text(call, "non-increasing progress accepted");
   return g->host->result_text(call, "done");
 }
 
