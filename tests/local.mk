@@ -3,6 +3,7 @@
 #   tests/unit.mk     Check unit suites (framing, JSON-RPC, loader, ...)
 #   tests/e2e.mk      end-to-end tests that spawn src/mcpd (node, official SDK)
 include $(srcdir)/tests/plugins.mk
+include $(srcdir)/tests/abi/local.mk
 include $(srcdir)/tests/unit.mk
 include $(srcdir)/tests/e2e.mk
 

@@ -1,0 +1,582 @@
+/* mcpd.h -- the plugin SDK for mcpd, the MCP server host.
+ *
+ * A plugin is a shared object that exports exactly one symbol, `mcpd_plugin`,
+ * a const mcpd_plugin_descriptor filled with MCPD_PLUGIN_DEFINE().  The host
+ * reads the descriptor, checks its ABI numbers and size, validates its tables
+ * and only then calls init().  Everything the plugin offers -- tools,
+ * resources, resource templates, prompts -- is described by static const
+ * tables, each closed by a zeroed sentinel, so the host can list them without
+ * running plugin code.
+ *
+ * This header is self-contained: it needs the C standard headers and json-c.
+ * Arguments arrive as json-c objects and results are built through the host
+ * API table (struct mcpd_host) handed to init().  A plugin links against
+ * nothing but json-c; the host binary exports no symbols.
+ *
+ * ABI STABILITY POLICY
+ *
+ *   MCPD_ABI_MAJOR changes only when an existing field or function changes
+ *   meaning or position.  The host refuses a plugin whose major differs.
+ *   MCPD_ABI_MINOR grows when fields are appended to a struct (tables,
+ *   mcpd_request) or functions to the host table; nothing is ever removed,
+ *   reordered or given a new meaning within a major.  These numbers are
+ *   independent of the package version.
+ *
+ *   ABI 1.0 IS FROZEN.  A copy of this header as it was frozen, and plugins
+ *   built against it, live in mcpd's tests/abi/; every later host must
+ *   load them.  From here on a change is an append within the rules below,
+ *   and bumps MCPD_ABI_MINOR.
+ *
+ *   The rules that make appending safe:
+ *   - The host loads a plugin only when the plugin's minor is <= its own.
+ *     So a plugin may use every host function and every mcpd_request field
+ *     of the header it was built with, without testing anything.
+ *   - MCPD_PLUGIN_DEFINE records the plugin's sizeof of the descriptor and
+ *     of every table element.  The host steps through each table by the
+ *     plugin's element size and reads a field only when that size covers
+ *     it, so a plugin built against an older header keeps loading after
+ *     fields are appended.  Fields the plugin's size does not cover read as
+ *     zero.
+ *   - Reserved fields MUST be zero; the host refuses a plugin that sets one,
+ *     in every table, so they can be given meaning later.
+ *
+ * OWNERSHIP, in one paragraph
+ *
+ *   Every `const char *` and table in a descriptor is owned by the plugin and
+ *   MUST stay valid while the plugin is loaded (string literals and static
+ *   tables are the intended use).  `json_object *` arguments passed to a
+ *   callback are borrowed: valid until the callback returns (for asynchronous
+ *   tools, until mcpd_host.complete()), and the plugin takes a reference with
+ *   json_object_get() if it needs them longer.  A `json_object *` handed TO the
+ *   host is always consumed by the host, also on error.  Error text written to
+ *   `*errmsg` MUST come from mcpd_host.mprintf(); the host frees it.  Memory
+ *   the plugin allocates with malloc() is never freed by the host.
+ *
+ * THREADS, callback by callback
+ *
+ *   init() and fini()            the loop thread.
+ *   MCPD_EXEC_INLINE tools       the loop thread; MUST NOT block.
+ *   MCPD_EXEC_POOL tools         a worker of mcpd's pool (--threads, default
+ *                                8), which runs plugin code only.
+ *   MCPD_EXEC_ASYNC tools        start on the loop thread; complete() and the
+ *                                result builders may then run on any thread.
+ *   resource reads, prompt gets  where the entry's `exec` says, as for tools
+ *   and completions              (POOL by default).
+ *   subscribe callbacks          the loop thread; MUST NOT block.
+ *   on_cancel callbacks          the loop thread (see on_cancel()).
+ *   Host functions may be called from any thread.  Everything they hand to
+ *   clients (responses, progress, logs, list changes) is written by the loop
+ *   in the order it was handed over, so progress always precedes the
+ *   response.  POOL and ASYNC callbacks receive arguments of their own: no
+ *   other thread touches those json-c objects.
+ *
+ * A FINISHED CALL
+ *
+ *   An `mcpd_call *` is a handle, not a pointer into the host.  Once the
+ *   call has been answered (the callback returned, or complete() ran), every
+ *   result_*, progress() and complete() on it returns MCPD_ERROR and logs
+ *   one line naming the plugin; cancelled() returns nonzero.  Nothing
+ *   crashes, but it is a bug in the plugin.  A callback MUST return MCPD_OK
+ *   or MCPD_ERROR; any other value is answered with an internal error and
+ *   logged.
+ *
+ * RELOAD, in order
+ *
+ *   When a plugin file is replaced, the new image is loaded beside the old
+ *   one and its init() runs while calls into the old instance may still be
+ *   in flight; the two instances share no state.  If init() succeeds, the
+ *   old instance's tools leave the registry and the new one's arrive in the
+ *   same loop turn (a client never sees neither), and the log names the
+ *   instance that was unloaded.  Calls already running finish on the old
+ *   code; the old instance's fini() runs after the last of them, and only
+ *   then is its image unmapped.  If init() fails, the old instance stays.
+ *
+ * RESULTS THAT BREAK THE TOOL'S OUTPUT SCHEMA
+ *
+ *   A tool that declares an output schema MUST return structuredContent
+ *   that matches it.  When it does not, the client gets JSON-RPC -32603
+ *   (internal error) naming the tool and the mismatch, and the log gets the
+ *   same line: the fault is the plugin's, not the model's, so it is not
+ *   dressed up as a tool result the model would try to act on.
+ */
+#ifndef MCPD_H
+#define MCPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCPD_ABI_MAJOR 1
+#define MCPD_ABI_MINOR 0
+
+/* The name of the one symbol a plugin exports. */
+#define MCPD_PLUGIN_SYMBOL "mcpd_plugin"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MCPD_EXPORT __attribute__((visibility("default")))
+#define MCPD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MCPD_EXPORT
+#define MCPD_PRINTF(f, a)
+#endif
+
+/* Return codes of plugin callbacks and host functions. */
+#define MCPD_OK 0
+#define MCPD_ERROR (-1)
+
+/* JSON-RPC error codes a callback may answer with mcpd_host.fail(). */
+#define MCPD_ERR_NOT_FOUND (-32002)      /* resource not found */
+#define MCPD_ERR_INVALID_PARAMS (-32602) /* bad arguments */
+#define MCPD_ERR_INTERNAL (-32603)       /* the plugin failed */
+
+/* Opaque handles owned by the host.
+ *
+ * mcpd_self  -- one loaded instance of a plugin; given to init() and valid
+ *               until fini() returns.
+ * mcpd_call  -- one tool call, resource read, prompt get or completion in
+ *               flight; valid from the callback's start until the call
+ *               completes (the callback returns, or mcpd_host.complete()
+ *               for MCPD_EXEC_ASYNC entries).  See A FINISHED CALL. */
+typedef struct mcpd_self mcpd_self;
+typedef struct mcpd_call mcpd_call;
+typedef struct mcpd_host mcpd_host;
+
+/* What every callback receives besides its call: who it is, what it was
+ * asked, and the host.  Owned by the host; valid until the call completes
+ * (for MCPD_EXEC_ASYNC tools, until complete()).  Fields are appended in
+ * later minors; a plugin reads only those of the header it was built
+ * with. */
+typedef struct mcpd_request {
+  /* sizeof(mcpd_request) in the host. */
+  size_t size;
+  const mcpd_host *host;
+  mcpd_self *self;
+  /* What init() stored in *state. */
+  void *state;
+  /* The `data` of the table entry (or run-time entry) being served, so one
+   * callback can serve many entries without comparing names. */
+  void *data;
+  /* The tool or prompt name the call was made under; the resource URI
+   * for a read. */
+  const char *name;
+  /* Tools: the validated "arguments" object (never NULL: an absent one
+   * arrives as {}).  Prompts: the arguments, an object of strings.  Reads:
+   * NULL.  Borrowed. */
+  json_object *arguments;
+  /* Resource-template reads: the variables the URI matched, an object of
+   * strings ({"path": "a/b"} for file:///{path}).  NULL otherwise. */
+  json_object *variables;
+  /* The request's params._meta object as the client sent it (its
+   * progressToken, say), or NULL.  Borrowed, like `arguments`. */
+  json_object *meta;
+} mcpd_request;
+
+/* Where a tool's callback runs. */
+typedef enum mcpd_exec {
+  /* On a libuv thread-pool worker (the default): a slow tool never delays
+   * other requests.  The callback MUST be thread-safe with respect to the
+   * plugin's own state. */
+  MCPD_EXEC_POOL = 0,
+  /* On the event loop thread.  For tools that finish in microseconds (echo,
+   * arithmetic): no thread hop.  MUST NOT block. */
+  MCPD_EXEC_INLINE = 1,
+  /* The callback starts work (on the loop thread) and returns at once; the
+   * plugin later calls mcpd_host.complete() from any thread. */
+  MCPD_EXEC_ASYNC = 2
+} mcpd_exec;
+
+/* Tri-state tool hints: zero means "not stated". */
+#define MCPD_HINT_UNSET 0
+#define MCPD_HINT_TRUE 1
+#define MCPD_HINT_FALSE (-1)
+
+/* Log levels, RFC 5424 order as MCP uses them. */
+typedef enum mcpd_log_level {
+  MCPD_LOG_DEBUG = 0,
+  MCPD_LOG_INFO,
+  MCPD_LOG_NOTICE,
+  MCPD_LOG_WARNING,
+  MCPD_LOG_ERROR,
+  MCPD_LOG_CRITICAL,
+  MCPD_LOG_ALERT,
+  MCPD_LOG_EMERGENCY
+} mcpd_log_level;
+
+/* A tool callback.  `req->arguments` is the validated "arguments" object.
+ * Build the result on `call` with the host's result_* functions, then
+ * return MCPD_OK.  Returning MCPD_ERROR without having built anything yields
+ * a JSON-RPC internal error; a callback that returns MCPD_OK but built
+ * nothing also gets one.  Tool failures the model should see are results:
+ * use mcpd_host.result_error().  For MCPD_EXEC_ASYNC tools the return value
+ * only says whether the work started (MCPD_ERROR: it did not, and
+ * complete() MUST NOT be called). */
+typedef int (*mcpd_tool_cb)(mcpd_call *call, const mcpd_request *req);
+
+/* Every callback below runs where its entry's `exec` says, exactly like a
+ * tool's (POOL by default; ASYNC ones finish with complete()), and answers
+ * through the same call functions.  A callback that cannot serve the
+ * request answers a JSON-RPC error with mcpd_host.fail(). */
+
+/* Reads a resource.  `req->name` is the URI asked for; for a template,
+ * `req->variables` holds what matched.  Add one or more contents with
+ * result_resource_text() / result_resource_blob() (a NULL uri means the
+ * URI asked for, a NULL mime type the entry's), or result_text() for one
+ * text content of the URI asked for.  A read that adds no content and
+ * returns MCPD_ERROR is answered -32603; a missing file or row is
+ * fail(call, MCPD_ERR_NOT_FOUND, ...), answered -32002 with the URI in
+ * the error's data. */
+typedef int (*mcpd_read_cb)(mcpd_call *call, const mcpd_request *req);
+
+/* Renders a prompt.  `req->arguments` is an object of strings whose
+ * required members the host has checked.  Each content block added
+ * (result_text, result_image, result_audio, result_resource_link,
+ * result_resource_text/blob) becomes one message, with the role last set
+ * by prompt_role() ("user" until then).  The prompt's description is
+ * added by the host. */
+typedef int (*mcpd_prompt_cb)(mcpd_call *call, const mcpd_request *req);
+
+/* Completes the value of an argument: a prompt argument, or a template
+ * variable.  `argument` is its name, `value` what the user typed so far
+ * (maybe ""), `context` the other arguments already chosen (an object of
+ * strings, never NULL: {} when the client sent none).  Add candidates with
+ * completion_value(), best first; the host sends at most 100 and sets
+ * hasMore when more were added.  completion_total() states the total
+ * when more exist than were added.  Adding nothing answers no
+ * candidates. */
+typedef int (*mcpd_complete_cb)(mcpd_call *call, const mcpd_request *req,
+                                const char *argument, const char *value,
+                                json_object *context);
+
+/* A client subscribed to a resource (`subscribed` nonzero: the first
+ * session did) or the last subscriber left (zero: unsubscribe, or its
+ * session ended).  `req->name` is the URI, `req->variables` what it
+ * matched for a template, `req->data` the entry's data; there is no
+ * call.  Runs on the loop thread and MUST NOT block: typically it starts
+ * or stops watching the thing behind the URI, and later reports changes
+ * with mcpd_host.resource_updated().  After a reload the new instance is
+ * told of every subscription that is still open. */
+typedef void (*mcpd_subscribe_cb)(const mcpd_request *req, int subscribed);
+
+typedef struct mcpd_tool {
+  /* REQUIRED.  1..64 characters of [A-Za-z0-9_.-], unique across all
+   * plugins the host has loaded. */
+  const char *name;
+  /* OPTIONAL human-readable name. */
+  const char *title;
+  /* SHOULD be set: what the tool does, for the model. */
+  const char *description;
+  /* OPTIONAL JSON Schema text for "arguments"; its root MUST be an object
+   * schema ("type": "object").  NULL means {"type":"object"}.  The host
+   * parses it at load and validates every call's arguments against it
+   * before the callback runs. */
+  const char *input_schema;
+  /* OPTIONAL JSON Schema text for structuredContent (root "type":"object").
+   * A tool that declares it MUST return structured content. */
+  const char *output_schema;
+  /* REQUIRED. */
+  mcpd_tool_cb call;
+  /* mcpd_exec; zero is MCPD_EXEC_POOL. */
+  int exec;
+  /* MCPD_HINT_* values for the MCP tool annotations. */
+  signed char read_only_hint;
+  signed char destructive_hint;
+  signed char idempotent_hint;
+  signed char open_world_hint;
+  /* OPTIONAL, handed to the callback as req->data. */
+  void *data;
+  /* Reserved for growth; MUST be zero. */
+  void *reserved[3];
+} mcpd_tool;
+
+typedef struct mcpd_resource {
+  /* REQUIRED, an absolute RFC 3986 URI ("scheme:..."), unique across all
+   * plugins. */
+  const char *uri;
+  const char *name;            /* REQUIRED */
+  const char *title;           /* OPTIONAL */
+  const char *description;     /* OPTIONAL */
+  const char *mime_type;       /* OPTIONAL */
+  mcpd_read_cb read;           /* REQUIRED */
+  mcpd_subscribe_cb subscribe; /* OPTIONAL */
+  int exec;                    /* mcpd_exec of read; zero is MCPD_EXEC_POOL */
+  void *data;                  /* OPTIONAL, req->data */
+  void *reserved[3];           /* MUST be zero */
+} mcpd_resource;
+
+/* A family of resources, listed by resources/templates/list and read by
+ * URIs that match it.  The host matches RFC 6570 templates built from
+ * literal text and these expressions:
+ *   {var}        one value without '/', '?', '#' or ',' (percent-decoded)
+ *   {+var}       reserved expansion: any characters, '/' included
+ *   {#var}       the same, after a literal '#'
+ *   {/var}       one path segment after a '/'
+ *   {.var}       one label after a '.'
+ * Query forms ({?x}, {&x}) and several variables in one expression are
+ * refused at load.  A variable ends at the first occurrence of the
+ * literal text that follows it.  Templates are tried in listing order
+ * after the exact resource URIs; the first match serves the read. */
+typedef struct mcpd_resource_template {
+  const char *uri_template; /* REQUIRED, unique across all plugins */
+  const char *name;         /* REQUIRED */
+  const char *title;        /* OPTIONAL */
+  const char *description;  /* OPTIONAL */
+  const char *mime_type;    /* OPTIONAL */
+  mcpd_read_cb read;        /* REQUIRED */
+  /* OPTIONAL: completes the template's variables (completion/complete
+   * with ref/resource naming this template). */
+  mcpd_complete_cb complete;
+  mcpd_subscribe_cb subscribe; /* OPTIONAL */
+  int exec;                    /* mcpd_exec of read and complete */
+  void *data;                  /* OPTIONAL, req->data */
+  void *reserved[3];           /* MUST be zero */
+} mcpd_resource_template;
+
+typedef struct mcpd_prompt_argument {
+  const char *name;        /* REQUIRED */
+  const char *title;       /* OPTIONAL */
+  const char *description; /* OPTIONAL */
+  int required;            /* nonzero: the client must supply it */
+  void *reserved[2];       /* MUST be zero */
+} mcpd_prompt_argument;
+
+typedef struct mcpd_prompt {
+  const char *name;        /* REQUIRED, same rules as tool names */
+  const char *title;       /* OPTIONAL */
+  const char *description; /* OPTIONAL */
+  /* OPTIONAL array closed by a zeroed sentinel. */
+  const mcpd_prompt_argument *arguments;
+  mcpd_prompt_cb get;        /* REQUIRED */
+  mcpd_complete_cb complete; /* OPTIONAL */
+  int exec;                  /* mcpd_exec of get and complete */
+  void *data;                /* OPTIONAL, req->data */
+  void *reserved[3];         /* MUST be zero */
+} mcpd_prompt;
+
+/* Sentinels that close each table.  An entry ends its table only when it is
+ * all zero where it matters: a tool whose name AND call are both NULL, a
+ * resource whose uri, name and read are NULL, a prompt whose name and get
+ * are NULL.  An entry with just one of them missing is an error the host
+ * reports, not an early end. */
+#define MCPD_TOOL_END                                                          \
+  { 0 }
+#define MCPD_RESOURCE_END                                                      \
+  { 0 }
+#define MCPD_RESOURCE_TEMPLATE_END                                             \
+  { 0 }
+#define MCPD_PROMPT_END                                                        \
+  { 0 }
+#define MCPD_PROMPT_ARGUMENT_END                                               \
+  { 0 }
+
+/* The host services, an append-only table given to init() and reachable
+ * from every callback as req->host.  Every function
+ * may be called from any thread unless its comment says otherwise.  The
+ * `call` functions may only be used while that call is in flight. */
+struct mcpd_host {
+  /* sizeof(struct mcpd_host) in the host.  No test is needed before using
+   * a member: the host refuses plugins built for a newer minor. */
+  size_t size;
+  unsigned abi_major;
+  unsigned abi_minor;
+
+  /* --- memory ----------------------------------------------------------- */
+  /* printf into host-allocated memory; NULL when out of memory.  Use it for
+   * init()'s *errmsg. */
+  char *(*mprintf)(const char *fmt, ...)MCPD_PRINTF(1, 2);
+  /* Frees what mprintf returned. */
+  void (*free)(void *ptr);
+
+  /* --- logging ---------------------------------------------------------- */
+  /* One line to mcpd's stderr log, prefixed with the plugin name, and to the
+   * client as notifications/message when it asked for that level. */
+  void (*log)(mcpd_self *self, mcpd_log_level level, const char *fmt, ...)
+      MCPD_PRINTF(3, 4);
+
+  /* --- results (tools, resources, prompts) ------------------------------ */
+  /* Each appends one content block to the call's result.  Strings are
+   * copied.  `data` for image/audio and `blob` are base64 text.  Return
+   * MCPD_OK or MCPD_ERROR (bad arguments, call already completed). */
+  int (*result_text)(mcpd_call *call, const char *text);
+  int (*result_text_len)(mcpd_call *call, const char *text, size_t len);
+  int (*result_image)(mcpd_call *call, const char *data, const char *mime_type);
+  int (*result_audio)(mcpd_call *call, const char *data, const char *mime_type);
+  /* `description` and `mime_type` may be NULL. */
+  int (*result_resource_link)(mcpd_call *call, const char *uri,
+                              const char *name, const char *description,
+                              const char *mime_type);
+  /* An embedded resource (tools, prompts) or one item of resources/read. */
+  int (*result_resource_text)(mcpd_call *call, const char *uri,
+                              const char *mime_type, const char *text);
+  int (*result_resource_blob)(mcpd_call *call, const char *uri,
+                              const char *mime_type, const char *blob);
+  /* Sets structuredContent (an object); consumes `value`.  The host also
+   * adds its JSON text as a text block when the tool added no content. */
+  int (*result_structured)(mcpd_call *call, json_object *value);
+  /* Marks the result isError:true and appends the formatted text.  This is
+   * how a tool reports a failure the model should read. */
+  int (*result_error)(mcpd_call *call, const char *fmt, ...) MCPD_PRINTF(2, 3);
+  /* Replaces the whole result with `result` (consumed); the host checks its
+   * shape and answers an internal error when it is not a valid result. */
+  int (*result_json)(mcpd_call *call, json_object *result);
+
+  /* --- call context ----------------------------------------------------- */
+  /* Nonzero once the client cancelled the call (or the host is shutting
+   * down).  A cancelled call SHOULD finish early; its result is dropped. */
+  int (*cancelled)(mcpd_call *call);
+  /* notifications/progress for the call when the client asked for it (a
+   * no-op otherwise).  `progress` MUST increase; `total` <= 0 means unknown;
+   * `message` may be NULL. */
+  int (*progress)(mcpd_call *call, double progress, double total,
+                  const char *message);
+  /* Completes an MCPD_EXEC_ASYNC call, from any thread, exactly once.
+   * `status` MCPD_ERROR with no result built answers an internal error. */
+  int (*complete)(mcpd_call *call, int status);
+  /* The loaded instance the call belongs to. */
+  mcpd_self *(*call_self)(mcpd_call *call);
+
+  /* --- run-time registry ------------------------------------------------ */
+  /* Adds a tool at run time; the host copies every field (so the struct
+   * may be on the stack) and validates it like a table entry.  The tool
+   * lives until remove_tool() or until the plugin is unloaded.  Clients are
+   * told with notifications/tools/list_changed.
+   *
+   * On the loop thread (init(), INLINE tools) the tool is registered before
+   * add_tool returns, and MCPD_ERROR means it was not: last_error() says
+   * why.  On any other thread the entry is validated at once (MCPD_ERROR
+   * and last_error() for a bad entry), then registered by the loop on its
+   * next turn; a name another plugin already offers is refused there, with
+   * a log line, after add_tool returned MCPD_OK. */
+  int (*add_tool)(mcpd_self *self, const mcpd_tool *tool);
+  /* Removes a tool this plugin added or declared. */
+  int (*remove_tool)(mcpd_self *self, const char *name);
+
+  /* --- conveniences ----------------------------------------------------- */
+  /* printf into one text content block. */
+  int (*result_textf)(mcpd_call *call, const char *fmt, ...) MCPD_PRINTF(2, 3);
+  /* The name the call was made under, so tools added at run time can share
+   * one callback.  Valid while the call is in flight. */
+  const char *(*call_tool_name)(mcpd_call *call);
+  /* Why the last host function that failed on this thread failed, or "".
+   * Valid until the next host call on the same thread. */
+  const char *(*last_error)(void);
+  /* Runs cb(arg) once when the call is cancelled -- by the client, or
+   * because mcpd is shutting down -- on the loop thread, so it MUST NOT
+   * block; typically it wakes the thread doing the work.  If the call is
+   * already cancelled, cb runs before on_cancel returns (on the calling
+   * thread).  It never runs after the call completed.  One callback per
+   * call; a second replaces the first. */
+  int (*on_cancel)(mcpd_call *call, void (*cb)(void *arg), void *arg);
+
+  /* --- resources, prompts and completion at run time ----------------------
+   * Like add_tool()/remove_tool(), with the same thread rules: the host
+   * copies every field (and a prompt's argument table), validates the
+   * entry like a table entry, and tells clients with the matching
+   * notifications/.../list_changed.  Removal takes the key the entry was
+   * added under: the URI, the URI template, the prompt name. */
+  int (*add_resource)(mcpd_self *self, const mcpd_resource *resource);
+  int (*remove_resource)(mcpd_self *self, const char *uri);
+  int (*add_resource_template)(mcpd_self *self,
+                               const mcpd_resource_template *tmpl);
+  int (*remove_resource_template)(mcpd_self *self, const char *uri_template);
+  int (*add_prompt)(mcpd_self *self, const mcpd_prompt *prompt);
+  int (*remove_prompt)(mcpd_self *self, const char *name);
+  /* The resource at `uri` changed: every session subscribed to exactly
+   * that URI gets notifications/resources/updated.  Any thread; a no-op
+   * when nobody is subscribed. */
+  int (*resource_updated)(mcpd_self *self, const char *uri);
+
+  /* --- builders for prompts and completion -------------------------------- */
+  /* Prompt calls: the role ("user" or "assistant") of the messages the
+   * content blocks added after this call make. */
+  int (*prompt_role)(mcpd_call *call, const char *role);
+  /* Completion calls: appends one candidate value (copied). */
+  int (*completion_value)(mcpd_call *call, const char *value);
+  /* Completion calls: the number of candidates in all, when larger than
+   * what was added, and whether more exist than were sent. */
+  int (*completion_total)(mcpd_call *call, size_t total, int has_more);
+
+  /* --- errors ------------------------------------------------------------- */
+  /* Answers the call with a JSON-RPC error instead of a result: `code` is
+   * one of MCPD_ERR_*, the message is formatted.  Whatever was built is
+   * dropped.  For tools, prefer result_error(): a failure the model should
+   * read is a result, not a protocol error.  MCPD_ERR_NOT_FOUND on a read
+   * carries the URI as the error's data, as MCP asks.  result_error() on a
+   * read, prompt or completion call is fail(MCPD_ERR_INTERNAL, ...). */
+  int (*fail)(mcpd_call *call, int code, const char *fmt, ...)
+      MCPD_PRINTF(3, 4);
+  /* Appends go here; never reorder what is above. */
+};
+
+/* init() is called once after the descriptor and tables were accepted, on
+ * the loop thread.  `config` is this plugin's object from the --config file
+ * ("plugins": {"<name>": {...}}), or NULL; borrowed for the duration of the
+ * call.  Store anything in *state; it is passed to every callback and to
+ * fini().  On failure return MCPD_ERROR and set *errmsg (host->mprintf); the
+ * host then calls fini(*state) and unloads the plugin. */
+typedef int (*mcpd_init_cb)(const mcpd_host *host, mcpd_self *self,
+                            json_object *config, void **state, char **errmsg);
+/* fini() is called exactly once, after the last call into the plugin ended,
+ * also when init() failed.  `state` may be NULL.  The host unloads the
+ * image as soon as fini() returns, so fini() MUST join every thread the
+ * plugin started (for example the workers of MCPD_EXEC_ASYNC tools) and
+ * MUST NOT leave callbacks registered anywhere. */
+typedef void (*mcpd_fini_cb)(void *state);
+
+typedef struct mcpd_plugin_descriptor {
+  /* Filled by MCPD_PLUGIN_DEFINE; never set by hand. */
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  uint32_t size;
+  /* The plugin's sizeof of each table element, also filled by the macro:
+   * the host steps through the tables by these. */
+  uint16_t tool_size;
+  uint16_t resource_size;
+  uint16_t resource_template_size;
+  uint16_t prompt_size;
+  uint16_t prompt_argument_size;
+  uint16_t reserved_size[3]; /* MUST be zero */
+  /* REQUIRED, same character rules as tool names; unique per host. */
+  const char *name;
+  /* REQUIRED, free-form ("1.2.0"). */
+  const char *version;
+  /* OPTIONAL. */
+  const char *description;
+  mcpd_init_cb init; /* OPTIONAL */
+  mcpd_fini_cb fini; /* OPTIONAL */
+  /* OPTIONAL tables, each closed by its *_END sentinel. */
+  const mcpd_tool *tools;
+  const mcpd_resource *resources;
+  const mcpd_resource_template *resource_templates;
+  const mcpd_prompt *prompts;
+  /* Reserved; MUST be zero. */
+  uint32_t flags;
+  void *reserved[8];
+} mcpd_plugin_descriptor;
+
+/* Defines the exported descriptor.  Use designated initializers:
+ *
+ *   MCPD_PLUGIN_DEFINE(.name = "hello", .version = "1.0", .tools = tools);
+ */
+#define MCPD_PLUGIN_DEFINE(...)                                                \
+  MCPD_EXPORT extern const mcpd_plugin_descriptor mcpd_plugin;                 \
+  const mcpd_plugin_descriptor mcpd_plugin = {                                 \
+      .abi_major = MCPD_ABI_MAJOR,                                             \
+      .abi_minor = MCPD_ABI_MINOR,                                             \
+      .size = (uint32_t)sizeof(mcpd_plugin_descriptor),                        \
+      .tool_size = (uint16_t)sizeof(mcpd_tool),                                \
+      .resource_size = (uint16_t)sizeof(mcpd_resource),                        \
+      .resource_template_size = (uint16_t)sizeof(mcpd_resource_template),      \
+      .prompt_size = (uint16_t)sizeof(mcpd_prompt),                            \
+      .prompt_argument_size = (uint16_t)sizeof(mcpd_prompt_argument),          \
+      __VA_ARGS__}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCPD_H */
