@@ -226,10 +226,10 @@ typedef int (*mcpd_tool_cb)(mcpd_call *call, const mcpd_request *req);
  * `req->variables` holds what matched.  Add one or more contents with
  * result_resource_text() / result_resource_blob() (a NULL uri means the
  * URI asked for, a NULL mime type the entry's), or result_text() for one
- * text content of the URI asked for.  A read that adds no content and
- * returns MCPD_ERROR is answered -32603; a missing file or row is
- * fail(call, MCPD_ERR_NOT_FOUND, ...), answered -32002 with the URI in
- * the error's data. */
+ * text content of the URI asked for.  A read that returns MCPD_ERROR, or
+ * MCPD_OK with no content, is answered -32603 (internal error) whatever
+ * it built; a missing file or row is fail(call, MCPD_ERR_NOT_FOUND, ...),
+ * answered -32002 with the URI in the error's data. */
 typedef int (*mcpd_read_cb)(mcpd_call *call, const mcpd_request *req);
 
 /* Renders a prompt.  `req->arguments` is an object of strings whose
@@ -237,17 +237,18 @@ typedef int (*mcpd_read_cb)(mcpd_call *call, const mcpd_request *req);
  * (result_text, result_image, result_audio, result_resource_link,
  * result_resource_text/blob) becomes one message, with the role last set
  * by prompt_role() ("user" until then).  The prompt's description is
- * added by the host. */
+ * added by the host.  Returning MCPD_ERROR answers -32603. */
 typedef int (*mcpd_prompt_cb)(mcpd_call *call, const mcpd_request *req);
 
 /* Completes the value of an argument: a prompt argument, or a template
  * variable.  `argument` is its name, `value` what the user typed so far
  * (maybe ""), `context` the other arguments already chosen (an object of
  * strings, never NULL: {} when the client sent none).  Add candidates with
- * completion_value(), best first; the host sends at most 100 and sets
- * hasMore when more were added.  completion_total() states the total
- * when more exist than were added.  Adding nothing answers no
- * candidates. */
+ * completion_value(), best first.  The host sends at most 100, always
+ * with `total` (the number added, or completion_total()'s if larger) and
+ * `hasMore` (true when more were added than sent, or when
+ * completion_total() said so).  Adding nothing answers no candidates;
+ * returning MCPD_ERROR answers -32603. */
 typedef int (*mcpd_complete_cb)(mcpd_call *call, const mcpd_request *req,
                                 const char *argument, const char *value,
                                 json_object *context);
@@ -400,7 +401,10 @@ struct mcpd_host {
   /* --- results (tools, resources, prompts) ------------------------------ */
   /* Each appends one content block to the call's result.  Strings are
    * copied.  `data` for image/audio and `blob` are base64 text.  Return
-   * MCPD_OK or MCPD_ERROR (bad arguments, call already completed). */
+   * MCPD_OK or MCPD_ERROR (bad arguments, call already completed).  A
+   * builder that the kind of call cannot carry (result_image on a read,
+   * result_structured on a prompt, any of them on a completion) returns
+   * MCPD_ERROR and fails the call: the client gets -32603. */
   int (*result_text)(mcpd_call *call, const char *text);
   int (*result_text_len)(mcpd_call *call, const char *text, size_t len);
   int (*result_image)(mcpd_call *call, const char *data, const char *mime_type);
@@ -426,7 +430,9 @@ struct mcpd_host {
 
   /* --- call context ----------------------------------------------------- */
   /* Nonzero once the client cancelled the call (or the host is shutting
-   * down).  A cancelled call SHOULD finish early; its result is dropped. */
+   * down).  A cancelled call SHOULD finish early.  When the client
+   * cancelled, its result is dropped; at shutdown, what it built is still
+   * sent. */
   int (*cancelled)(mcpd_call *call);
   /* notifications/progress for the call when the client asked for it (a
    * no-op otherwise).  `progress` MUST increase; `total` <= 0 means unknown;
@@ -506,7 +512,8 @@ struct mcpd_host {
    * dropped.  For tools, prefer result_error(): a failure the model should
    * read is a result, not a protocol error.  MCPD_ERR_NOT_FOUND on a read
    * carries the URI as the error's data, as MCP asks.  result_error() on a
-   * read, prompt or completion call is fail(MCPD_ERR_INTERNAL, ...). */
+   * read, prompt or completion call is fail(MCPD_ERR_INTERNAL, ...).  The
+   * last fail() (or such result_error()) decides the answer. */
   int (*fail)(mcpd_call *call, int code, const char *fmt, ...)
       MCPD_PRINTF(3, 4);
   /* Appends go here; never reorder what is above. */

@@ -995,13 +995,11 @@ static int vtext(mcpd_call *call, int is_error, const char *fmt, va_list ap) {
   if (text == NULL)
     return MCPD_ERROR;
   if (is_error && call->kind != CALL_TOOL) {
-    /* Only tool results can carry an error the model reads. */
-    if (call->fail_code == 0) {
-      call->fail_code = MCPD_ERR_INTERNAL;
-      call->fail_message = text;
-    } else {
-      free(text);
-    }
+    /* Only tool results can carry an error the model reads; elsewhere it
+     * is fail(), and like fail() the last one decides. */
+    free(call->fail_message);
+    call->fail_code = MCPD_ERR_INTERNAL;
+    call->fail_message = text;
     return MCPD_OK;
   }
   if (is_error)
