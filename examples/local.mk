@@ -1,6 +1,6 @@
-# Examples are shipped in the tarball but neither built by `make` nor
-# installed: hello/ is built out of tree against the installed SDK, and the
-# JSON files are snippets for MCP client configurations.
+# Examples are shipped in the tarball but not installed.  hello/ is built
+# out of tree against the installed SDK, and the JSON files are snippets for
+# MCP client configurations.
 
 EXTRA_DIST += \
 	examples/hello/hello.c \
@@ -13,3 +13,14 @@ EXTRA_DIST += \
 # Installs into a staging directory and builds hello.so out of tree with
 # pkg-config, exactly as a plugin author would, then calls it through mcpd.
 TESTS += examples/hello/oot-test.sh
+
+# everything: the MCP conformance fixture (tools, resources, a template,
+# prompts, completion and subscriptions), written against sdk/mcpd.h only.
+# Built by `make` so the end-to-end tests and the conformance run can load
+# examples/.libs/everything.so, never installed; -rpath makes libtool build
+# a shared object anyway.  Its watcher thread needs pthreads, which
+# configure added to LIBS.
+noinst_LTLIBRARIES += examples/everything.la
+examples_everything_la_SOURCES = examples/everything/everything.c
+examples_everything_la_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
+examples_everything_la_LIBADD = $(JSONC_LIBS)

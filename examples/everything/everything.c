@@ -1,0 +1,736 @@
+/* everything.c -- the MCP conformance fixture: the tools, resources,
+ * resource template, prompts and completions the conformance suite's
+ * server scenarios call, with the exact names, texts and contents its
+ * reference "everything server" answers (see the suite's fixture list).
+ *
+ * It is written against <mcpd.h> alone and doubles as a tour of the SDK:
+ * fixed answers come from one callback that replays the content blocks
+ * its entry's `data` points to; test_tool_with_logging and
+ * test_tool_with_progress run on the pool and sleep between steps; the
+ * watched resource starts a thread while a client is subscribed to it.
+ *
+ * Config ("plugins": {"everything": {...}}), every key optional:
+ *   watch_interval_ms  how often the watched resource reports a change
+ *                      while subscribed (default 3000)
+ */
+/* nanosleep, clock_gettime and pthread_condattr_setclock. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mcpd.h>
+
+#define TEST_IMAGE_BASE64                                                      \
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8" \
+  "jx0gAAAABJRU5ErkJggg=="
+#define TEST_AUDIO_BASE64                                                      \
+  "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+#define NO_ARGUMENTS "{\"type\":\"object\",\"properties\":{}}"
+#define WATCHED_URI "test://watched-resource"
+#define WATCH_INTERVAL_MS 3000
+#define STEP_MS 50
+
+/* The watched resource's thread runs only while a client is subscribed;
+ * an unsubscribe makes it leave its loop, and the next subscribe (or
+ * fini()) joins it. */
+struct watcher {
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+  long interval_ms;
+  int subscribed; /* what the host last told the subscribe callback */
+  int stopping;   /* fini() runs */
+  int started;    /* `thread` exists and was not joined yet */
+  int exited;     /* that thread left its loop and only has to return */
+  pthread_t thread;
+};
+
+struct everything {
+  /* The watcher thread has no request to find these in. */
+  const mcpd_host *host;
+  mcpd_self *self;
+  struct watcher watch;
+};
+
+/* --- fixed answers ---------------------------------------------------- */
+
+enum block_kind {
+  BLOCK_END = 0,
+  BLOCK_TEXT,
+  BLOCK_IMAGE,
+  BLOCK_AUDIO,
+  BLOCK_RESOURCE_TEXT,
+  BLOCK_RESOURCE_BLOB
+};
+
+/* One content block of a fixed answer.  For resources a NULL uri means
+ * the URI that was read and a NULL mime type the entry's. */
+struct block {
+  enum block_kind kind;
+  const char *uri;
+  const char *mime_type;
+  const char *body; /* text, or base64 for images, audio and blobs */
+};
+
+/* Adds the blocks of a table closed by BLOCK_END: the same callback
+ * answers tools, prompts (one message per block) and resource reads. */
+static int serve_blocks(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  const struct block *b;
+  int rc = MCPD_OK;
+
+  for (b = req->data; rc == MCPD_OK && b->kind != BLOCK_END; b++) {
+    switch (b->kind) {
+    case BLOCK_TEXT:
+      rc = host->result_text(call, b->body);
+      break;
+    case BLOCK_IMAGE:
+      rc = host->result_image(call, b->body, b->mime_type);
+      break;
+    case BLOCK_AUDIO:
+      rc = host->result_audio(call, b->body, b->mime_type);
+      break;
+    case BLOCK_RESOURCE_TEXT:
+      rc = host->result_resource_text(call, b->uri, b->mime_type, b->body);
+      break;
+    case BLOCK_RESOURCE_BLOB:
+      rc = host->result_resource_blob(call, b->uri, b->mime_type, b->body);
+      break;
+    case BLOCK_END:
+      break;
+    }
+  }
+  if (rc != MCPD_OK)
+    host->log(req->self, MCPD_LOG_ERROR, "%s: %s", req->name,
+              host->last_error());
+  return rc;
+}
+
+static const struct block simple_text[] = {
+    {BLOCK_TEXT, NULL, NULL, "This is a simple text response for testing."},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block image_content[] = {
+    {BLOCK_IMAGE, NULL, "image/png", TEST_IMAGE_BASE64},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block audio_content[] = {
+    {BLOCK_AUDIO, NULL, "audio/wav", TEST_AUDIO_BASE64},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block embedded_resource[] = {
+    {BLOCK_RESOURCE_TEXT, "test://embedded-resource", "text/plain",
+     "This is an embedded resource content."},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block multiple_content_types[] = {
+    {BLOCK_TEXT, NULL, NULL, "Multiple content types test:"},
+    {BLOCK_IMAGE, NULL, "image/png", TEST_IMAGE_BASE64},
+    {BLOCK_RESOURCE_TEXT, "test://mixed-content-resource", "application/json",
+     "{\"test\":\"data\",\"value\":123}"},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block static_text[] = {
+    {BLOCK_RESOURCE_TEXT, NULL, NULL,
+     "This is the content of the static text resource."},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block static_binary[] = {
+    {BLOCK_RESOURCE_BLOB, NULL, NULL, TEST_IMAGE_BASE64},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block watched_content[] = {
+    {BLOCK_RESOURCE_TEXT, NULL, NULL, "Watched resource content"},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block simple_prompt[] = {
+    {BLOCK_TEXT, NULL, NULL, "This is a simple prompt for testing."},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+static const struct block image_prompt[] = {
+    {BLOCK_IMAGE, NULL, "image/png", TEST_IMAGE_BASE64},
+    {BLOCK_TEXT, NULL, NULL, "Please analyze the image above."},
+    {BLOCK_END, NULL, NULL, NULL},
+};
+
+/* Table entries take `data` as void *; serve_blocks() only reads it. */
+#define BLOCKS(table) ((void *)(table))
+
+/* --- tools -------------------------------------------------------------- */
+
+/* Sleeps `ms` in short slices; returns nonzero as soon as the call is
+ * cancelled. */
+static int nap(const mcpd_host *host, mcpd_call *call, long ms) {
+  for (long left = ms; left > 0; left -= 5) {
+    struct timespec slice = {0, (left < 5 ? left : 5) * 1000000L};
+
+    if (host->cancelled(call))
+      return 1;
+    while (nanosleep(&slice, &slice) != 0 && errno == EINTR)
+      continue;
+  }
+  return host->cancelled(call);
+}
+
+static int tool_error_handling(mcpd_call *call, const mcpd_request *req) {
+  return req->host->result_error(
+      call, "This tool intentionally returns an error for testing");
+}
+
+/* Runs on the pool: it sleeps between its three log lines. */
+static int tool_with_logging(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+
+  host->log(req->self, MCPD_LOG_INFO, "Tool execution started");
+  if (nap(host, call, STEP_MS))
+    return host->result_text(call, "cancelled");
+  host->log(req->self, MCPD_LOG_INFO, "Tool processing data");
+  if (nap(host, call, STEP_MS))
+    return host->result_text(call, "cancelled");
+  host->log(req->self, MCPD_LOG_INFO, "Tool execution completed");
+  return host->result_text(call, "Tool with logging executed successfully");
+}
+
+/* Runs on the pool.  progress() is a no-op when the client sent no
+ * token; the result is the token as text ("1" for the integer 1), which
+ * lets a client check it was echoed. */
+static int tool_with_progress(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  json_object *token;
+
+  for (int step = 0; step <= 100; step += 50) {
+    char message[48];
+
+    if (step > 0 && nap(host, call, STEP_MS))
+      return host->result_text(call, "cancelled");
+    snprintf(message, sizeof(message), "Completed step %d of 100", step);
+    if (host->progress(call, step, 100, message) != MCPD_OK) {
+      host->log(req->self, MCPD_LOG_ERROR, "progress: %s", host->last_error());
+      return MCPD_ERROR;
+    }
+  }
+  /* POOL callbacks get a _meta of their own, so reading it here (which
+   * may cache the text of a number inside the object) is safe. */
+  if (!json_object_object_get_ex(req->meta, "progressToken", &token))
+    return host->result_text(call, "No progress token was given.");
+  return host->result_text(call, json_object_get_string(token));
+}
+
+static int tool_json_schema(mcpd_call *call, const mcpd_request *req) {
+  const char *args = json_object_to_json_string_ext(
+      req->arguments, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+  if (args == NULL)
+    return MCPD_ERROR;
+  return req->host->result_textf(
+      call, "JSON Schema 2020-12 tool called with: %s", args);
+}
+
+/* The schema of conformance HEAD, a superset of 0.1.16's: $defs with an
+ * $anchor, composition and conditional keywords.  mcpd lists it as
+ * written and checks the keywords it knows. */
+static const char json_schema_2020_12[] =
+    "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+    "\"type\":\"object\","
+    "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
+    "\"properties\":{\"street\":{\"type\":\"string\"},"
+    "\"city\":{\"type\":\"string\"}}}},"
+    "\"properties\":{\"name\":{\"type\":\"string\"},"
+    "\"address\":{\"$ref\":\"#/$defs/address\"},"
+    "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+    "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+    "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},"
+    "{\"required\":[\"email\"]}]}],"
+    "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+    "\"required\":[\"contactMethod\"]},"
+    "\"then\":{\"required\":[\"phone\"]},"
+    "\"else\":{\"required\":[\"email\"]},"
+    "\"additionalProperties\":false}";
+
+static const mcpd_tool tools[] = {
+    {
+        .name = "test_simple_text",
+        .description = "Returns one fixed text block.",
+        .input_schema = NO_ARGUMENTS,
+        .call = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(simple_text),
+    },
+    {
+        .name = "test_image_content",
+        .description = "Returns a 1x1 PNG image.",
+        .input_schema = NO_ARGUMENTS,
+        .call = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(image_content),
+    },
+    {
+        .name = "test_audio_content",
+        .description = "Returns a tiny WAV audio clip.",
+        .input_schema = NO_ARGUMENTS,
+        .call = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(audio_content),
+    },
+    {
+        .name = "test_embedded_resource",
+        .description = "Returns an embedded text resource.",
+        .input_schema = NO_ARGUMENTS,
+        .call = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(embedded_resource),
+    },
+    {
+        .name = "test_multiple_content_types",
+        .description = "Returns text, an image and an embedded resource in "
+                       "one result.",
+        .input_schema = NO_ARGUMENTS,
+        .call = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(multiple_content_types),
+    },
+    {
+        .name = "test_tool_with_logging",
+        .description = "Sends three info log messages about 50 ms apart, "
+                       "then returns.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_with_logging,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_error_handling",
+        .description = "Always fails, with an isError result.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_error_handling,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "test_tool_with_progress",
+        .description = "Reports progress 0, 50 and 100 of 100 about 50 ms "
+                       "apart, then returns the progress token.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_with_progress,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "json_schema_2020_12_tool",
+        .description = "Tool with JSON Schema 2020-12 features for "
+                       "conformance testing (SEP-1613)",
+        .input_schema = json_schema_2020_12,
+        .call = tool_json_schema,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    MCPD_TOOL_END,
+};
+
+/* --- completion ------------------------------------------------------- */
+
+/* The candidates for one argument name; a table closed by a NULL name. */
+struct completion_list {
+  const char *argument;
+  const char *const *values; /* closed by NULL */
+};
+
+/* Offers the values of the argument's list that start with what the user
+ * typed, in list order; an argument without a list gets none. */
+static int complete_from_list(mcpd_call *call, const mcpd_request *req,
+                              const char *argument, const char *value,
+                              json_object *context) {
+  const struct completion_list *list;
+  size_t typed = strlen(value);
+
+  (void)context;
+  for (list = req->data; list->argument != NULL; list++)
+    if (strcmp(list->argument, argument) == 0)
+      break;
+  if (list->argument == NULL)
+    return MCPD_OK;
+  for (const char *const *v = list->values; *v != NULL; v++) {
+    if (strncmp(*v, value, typed) != 0)
+      continue;
+    if (req->host->completion_value(call, *v) != MCPD_OK) {
+      req->host->log(req->self, MCPD_LOG_ERROR, "completion of %s: %s",
+                     argument, req->host->last_error());
+      return MCPD_ERROR;
+    }
+  }
+  return MCPD_OK;
+}
+
+static const char *const arg1_values[] = {"testValue1", "testOther1", "value1",
+                                          NULL};
+static const char *const arg2_values[] = {"testValue2", "testOther2", "value2",
+                                          NULL};
+static const struct completion_list prompt_completions[] = {
+    {"arg1", arg1_values},
+    {"arg2", arg2_values},
+    {NULL, NULL},
+};
+
+static const char *const template_ids[] = {"1", "2", "3", "42", "123", NULL};
+static const struct completion_list template_completions[] = {
+    {"id", template_ids},
+    {NULL, NULL},
+};
+
+/* Like BLOCKS(): complete_from_list() only reads through `data`. */
+#define COMPLETIONS(table) ((void *)(table))
+
+/* --- resources ---------------------------------------------------------- */
+
+static void timespec_add_ms(struct timespec *ts, long ms) {
+  ts->tv_sec += ms / 1000;
+  ts->tv_nsec += (ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+/* Reports a change of the watched resource every interval while a client
+ * is subscribed, then marks itself exited and returns. */
+static void *watch_thread(void *arg) {
+  struct everything *e = arg;
+  struct watcher *w = &e->watch;
+  struct timespec next;
+  int rc = 0;
+
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  pthread_mutex_lock(&w->lock);
+  for (;;) {
+    timespec_add_ms(&next, w->interval_ms);
+    /* A re-subscribe also signals; it keeps the schedule. */
+    rc = 0;
+    while (w->subscribed && !w->stopping && rc == 0)
+      rc = pthread_cond_timedwait(&w->cond, &w->lock, &next);
+    if (!w->subscribed || w->stopping || rc != ETIMEDOUT)
+      break;
+    pthread_mutex_unlock(&w->lock);
+    if (e->host->resource_updated(e->self, WATCHED_URI) != MCPD_OK)
+      e->host->log(e->self, MCPD_LOG_WARNING, "resource_updated: %s",
+                   e->host->last_error());
+    pthread_mutex_lock(&w->lock);
+  }
+  w->exited = 1;
+  if (w->subscribed && !w->stopping) {
+    pthread_mutex_unlock(&w->lock);
+    e->host->log(e->self, MCPD_LOG_ERROR,
+                 "the watcher of %s stops: pthread_cond_timedwait failed "
+                 "(error %d)",
+                 WATCHED_URI, rc);
+    return NULL;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+/* On the loop thread, so it never waits on anything that takes time: a
+ * thread that has exited is joined at once, a running one is only woken.
+ */
+static void watched_subscribe(const mcpd_request *req, int subscribed) {
+  struct everything *e = req->state;
+  struct watcher *w = &e->watch;
+  int rc;
+
+  pthread_mutex_lock(&w->lock);
+  w->subscribed = subscribed;
+  if (subscribed && w->started && w->exited) {
+    /* It only has to return: it no longer needs the lock. */
+    pthread_join(w->thread, NULL);
+    w->started = 0;
+  }
+  if (subscribed && !w->started) {
+    w->exited = 0;
+    rc = pthread_create(&w->thread, NULL, watch_thread, e);
+    if (rc == 0)
+      w->started = 1;
+    else
+      req->host->log(req->self, MCPD_LOG_ERROR,
+                     "cannot start the watcher of %s (error %d); it will "
+                     "report no changes",
+                     req->name, rc);
+  }
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* Template reads: the JSON text for the id the URI matched. */
+static int read_template(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  static const char *const keys[] = {"id", "templateTest", "data"};
+  json_object *id, *doc, *values[3];
+  const char *text = NULL;
+  char *data;
+  int failed;
+
+  if (!json_object_object_get_ex(req->variables, "id", &id) ||
+      json_object_get_string_len(id) == 0)
+    return host->fail(call, MCPD_ERR_NOT_FOUND, "no such resource: %s",
+                      req->name);
+  /* A document of its own: the variables are borrowed. */
+  data = host->mprintf("Data for ID: %s", json_object_get_string(id));
+  values[0] = json_object_new_string(json_object_get_string(id));
+  values[1] = json_object_new_boolean(1);
+  values[2] = data != NULL ? json_object_new_string(data) : NULL;
+  host->free(data);
+  doc = json_object_new_object();
+  failed = doc == NULL;
+  for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+    /* A value json_object_object_add() refused is still ours. */
+    if (failed || values[i] == NULL ||
+        json_object_object_add(doc, keys[i], values[i]) != 0) {
+      json_object_put(values[i]);
+      failed = 1;
+    }
+  }
+  if (!failed)
+    text = json_object_to_json_string_ext(
+        doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  failed = text == NULL ||
+           host->result_resource_text(call, NULL, NULL, text) != MCPD_OK;
+  json_object_put(doc);
+  if (failed) {
+    host->log(req->self, MCPD_LOG_ERROR, "reading %s failed: %s", req->name,
+              text == NULL ? "out of memory" : host->last_error());
+    return MCPD_ERROR;
+  }
+  return MCPD_OK;
+}
+
+static const mcpd_resource resources[] = {
+    {
+        .uri = "test://static-text",
+        .name = "static-text",
+        .title = "Static Text Resource",
+        .description = "A static text resource for testing",
+        .mime_type = "text/plain",
+        .read = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(static_text),
+    },
+    {
+        .uri = "test://static-binary",
+        .name = "static-binary",
+        .title = "Static Binary Resource",
+        .description = "A static binary resource (image) for testing",
+        .mime_type = "image/png",
+        .read = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(static_binary),
+    },
+    {
+        .uri = WATCHED_URI,
+        .name = "watched-resource",
+        .title = "Watched Resource",
+        .description = "A resource that auto-updates every 3 seconds",
+        .mime_type = "text/plain",
+        .read = serve_blocks,
+        .subscribe = watched_subscribe,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(watched_content),
+    },
+    MCPD_RESOURCE_END,
+};
+
+static const mcpd_resource_template resource_templates[] = {
+    {
+        .uri_template = "test://template/{id}/data",
+        .name = "template",
+        .title = "Resource Template",
+        .description = "A resource template with parameter substitution",
+        .mime_type = "application/json",
+        .read = read_template,
+        .complete = complete_from_list,
+        .exec = MCPD_EXEC_INLINE,
+        .data = COMPLETIONS(template_completions),
+    },
+    MCPD_RESOURCE_TEMPLATE_END,
+};
+
+/* --- prompts ------------------------------------------------------------ */
+
+/* The host checked that required arguments are there; this is a guard. */
+static const char *prompt_argument(const mcpd_request *req, const char *name) {
+  json_object *v;
+
+  if (!json_object_object_get_ex(req->arguments, name, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+static int prompt_with_arguments(mcpd_call *call, const mcpd_request *req) {
+  const char *arg1 = prompt_argument(req, "arg1");
+  const char *arg2 = prompt_argument(req, "arg2");
+
+  if (arg1 == NULL || arg2 == NULL)
+    return req->host->fail(call, MCPD_ERR_INVALID_PARAMS,
+                           "arg1 and arg2 are required");
+  return req->host->result_textf(
+      call, "Prompt with arguments: arg1='%s', arg2='%s'", arg1, arg2);
+}
+
+static int prompt_with_embedded_resource(mcpd_call *call,
+                                         const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  const char *uri = prompt_argument(req, "resourceUri");
+
+  if (uri == NULL)
+    return host->fail(call, MCPD_ERR_INVALID_PARAMS, "resourceUri is required");
+  if (host->result_resource_text(call, uri, "text/plain",
+                                 "Embedded resource content for testing.") !=
+      MCPD_OK)
+    return MCPD_ERROR;
+  return host->result_text(call, "Please process the embedded resource above.");
+}
+
+static const mcpd_prompt_argument arguments_of_prompt_with_arguments[] = {
+    {.name = "arg1", .description = "First test argument", .required = 1},
+    {.name = "arg2", .description = "Second test argument", .required = 1},
+    MCPD_PROMPT_ARGUMENT_END,
+};
+
+static const mcpd_prompt_argument arguments_of_embedded_resource[] = {
+    {.name = "resourceUri",
+     .description = "URI of the resource to embed",
+     .required = 1},
+    MCPD_PROMPT_ARGUMENT_END,
+};
+
+static const mcpd_prompt prompts[] = {
+    {
+        .name = "test_simple_prompt",
+        .title = "Simple Test Prompt",
+        .description = "A simple prompt without arguments",
+        .get = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(simple_prompt),
+    },
+    {
+        .name = "test_prompt_with_arguments",
+        .description = "A prompt with required arguments",
+        .arguments = arguments_of_prompt_with_arguments,
+        .get = prompt_with_arguments,
+        .complete = complete_from_list,
+        .exec = MCPD_EXEC_INLINE,
+        .data = COMPLETIONS(prompt_completions),
+    },
+    {
+        .name = "test_prompt_with_embedded_resource",
+        .description = "A prompt that includes an embedded resource",
+        .arguments = arguments_of_embedded_resource,
+        .get = prompt_with_embedded_resource,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "test_prompt_with_image",
+        .description = "A prompt that includes image content",
+        .get = serve_blocks,
+        .exec = MCPD_EXEC_INLINE,
+        .data = BLOCKS(image_prompt),
+    },
+    MCPD_PROMPT_END,
+};
+
+/* --- life cycle --------------------------------------------------------- */
+
+/* Reads the config into *interval_ms; returns an error text from
+ * host->mprintf(), or NULL. */
+static char *read_config(const mcpd_host *host, json_object *config,
+                         long *interval_ms) {
+  *interval_ms = WATCH_INTERVAL_MS;
+  if (config == NULL)
+    return NULL;
+  if (!json_object_is_type(config, json_type_object))
+    return host->mprintf("the config must be an object");
+  json_object_object_foreach(config, key, value) {
+    if (strcmp(key, "watch_interval_ms") != 0)
+      return host->mprintf("unknown config key \"%s\"", key);
+    if (!json_object_is_type(value, json_type_int) ||
+        json_object_get_int64(value) < 1 ||
+        json_object_get_int64(value) > 86400000)
+      return host->mprintf("watch_interval_ms must be an integer from 1 to "
+                           "86400000 (one day)");
+    *interval_ms = (long)json_object_get_int64(value);
+  }
+  return NULL;
+}
+
+static int everything_init(const mcpd_host *host, mcpd_self *self,
+                           json_object *config, void **state, char **errmsg) {
+  struct everything *e;
+  pthread_condattr_t attr;
+  long interval_ms;
+  int rc;
+
+  *errmsg = read_config(host, config, &interval_ms);
+  if (*errmsg != NULL)
+    return MCPD_ERROR;
+  e = calloc(1, sizeof(*e));
+  if (e == NULL)
+    goto nomem;
+  e->host = host;
+  e->self = self;
+  e->watch.interval_ms = interval_ms;
+  if (pthread_condattr_init(&attr) != 0)
+    goto nomem;
+  rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  if (rc == 0)
+    rc = pthread_cond_init(&e->watch.cond, &attr);
+  pthread_condattr_destroy(&attr);
+  if (rc != 0)
+    goto nomem;
+  if (pthread_mutex_init(&e->watch.lock, NULL) != 0) {
+    pthread_cond_destroy(&e->watch.cond);
+    goto nomem;
+  }
+  *state = e;
+  return MCPD_OK;
+nomem:
+  free(e);
+  *errmsg = host->mprintf("out of memory");
+  return MCPD_ERROR;
+}
+
+/* Joins the watcher thread: the host unmaps this code once fini()
+ * returns. */
+static void everything_fini(void *state) {
+  struct everything *e = state;
+  int started;
+
+  if (e == NULL)
+    return;
+  pthread_mutex_lock(&e->watch.lock);
+  e->watch.stopping = 1;
+  started = e->watch.started;
+  pthread_cond_signal(&e->watch.cond);
+  pthread_mutex_unlock(&e->watch.lock);
+  if (started)
+    pthread_join(e->watch.thread, NULL);
+  pthread_mutex_destroy(&e->watch.lock);
+  pthread_cond_destroy(&e->watch.cond);
+  free(e);
+}
+
+MCPD_PLUGIN_DEFINE(.name = "everything", .version = "1.0.0",
+                   .description = "The MCP conformance suite's fixture: "
+                                  "tools, resources, a template, prompts "
+                                  "and completions.",
+                   .init = everything_init, .fini = everything_fini,
+                   .tools = tools, .resources = resources,
+                   .resource_templates = resource_templates,
+                   .prompts = prompts);
