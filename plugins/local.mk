@@ -12,10 +12,22 @@ plugins_calc_la_SOURCES = plugins/calc/calc.c
 plugins_calc_la_LDFLAGS = $(PLUGIN_LDFLAGS)
 plugins_calc_la_LIBADD = $(JSONC_LIBS) $(LIBM)
 
+# fs serves files under configured roots.  -pthread for the thread that
+# watches subscribed files; _GNU_SOURCE for O_PATH and the *at() calls.
+plugins_LTLIBRARIES += plugins/fs.la
+plugins_fs_la_SOURCES = plugins/fs/fs.c plugins/fs/fs.h \
+	plugins/fs/resolve.c plugins/fs/tools.c plugins/fs/util.c \
+	plugins/fs/watch.c
+plugins_fs_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
+plugins_fs_la_CFLAGS = $(AM_CFLAGS) -pthread
+plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_fs_la_LIBADD = $(JSONC_LIBS)
+EXTRA_DIST += plugins/fs/README.md
+
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,
 # libtool's uninstall no longer knows the .so, hence the uninstall hook.
-BUNDLED_PLUGINS = echo calc
+BUNDLED_PLUGINS = echo calc fs
 
 install-data-hook:
 	for p in $(BUNDLED_PLUGINS); do \

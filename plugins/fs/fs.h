@@ -1,0 +1,174 @@
+/* fs.h -- what the modules of the "fs" plugin share.
+ *
+ * resolve.c  maps user paths and file:// URIs to (root, relative path) and
+ *            opens them without ever leaving the root (the containment).
+ * util.c     growable buffers, UTF-8, base64, MIME types, timestamps.
+ * watch.c    resource subscriptions: inotify and the thread that reads it.
+ * tools.c    the tools.
+ * fs.c       configuration, init/fini, resources and the template.
+ *
+ * Everything in struct fs_state except the watcher is written by init()
+ * only and then read by any thread without locks.
+ */
+#ifndef MCPD_PLUGIN_FS_H
+#define MCPD_PLUGIN_FS_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <mcpd.h>
+
+/* A configured directory.  `fd` is an O_PATH descriptor every open starts
+ * from, so renaming or replacing the directory later cannot redirect us. */
+struct fs_root {
+  char *path;  /* realpath(3) of the configured path */
+  size_t len;  /* strlen(path) */
+  char *given; /* the configured path, made absolute and cleaned */
+  int fd;
+};
+
+struct fs_watch;
+
+struct fs_state {
+  const mcpd_host *host;
+  mcpd_self *self;
+  struct fs_root *roots;
+  size_t n_roots;
+  int write;             /* write_file offered */
+  int use_openat2;       /* 0: the component-by-component walk */
+  size_t max_read_bytes; /* largest file content returned */
+  size_t max_results;    /* search matches, listed entries, completions */
+  size_t max_listed;     /* files registered as resources at init */
+  struct fs_watch *watch;
+};
+
+/* A path resolved against the roots: `rel` is relative to roots[root],
+ * lexically cleaned (no "", "." or ".." components), "." for the root
+ * itself. */
+struct fs_target {
+  size_t root;
+  char *rel;
+};
+
+/* Result codes of the functions below that can fail for a reason the user
+ * should read.  The other failures are -errno, so these stay clear of
+ * every errno value. */
+enum {
+  FS_OK = 0,
+  FS_E_OUTSIDE = -1001, /* not under any root, or ".." leaves the root */
+  FS_E_SPECIAL = -1002, /* a FIFO, socket or device: never opened */
+  FS_E_SYMLINK = -1003, /* a symbolic link where none is followed */
+  FS_E_CHANGED = -1004, /* replaced while we opened it */
+  FS_E_BADURI = -1005,  /* not a file:// URI we serve */
+  FS_E_NOMEM = -1006,
+  FS_E_ESCAPE = -1007 /* a symbolic link on the way leads out of the root */
+};
+
+/* --- resolve.c ---------------------------------------------------------- */
+
+/* Maps a tool's path argument: relative paths are relative to the first
+ * root, absolute ones must lie under a root (the longest match wins). */
+int fs_locate(const struct fs_state *st, const char *path,
+              struct fs_target *out);
+/* Maps a file:// URI ("file:///abs/path", percent-encoded, optionally with
+ * "localhost" as the authority) the same way. */
+int fs_locate_uri(const struct fs_state *st, const char *uri,
+                  struct fs_target *out);
+void fs_target_free(struct fs_target *t);
+/* Cleans `path` lexically into a malloc'ed string: single '/' separators,
+ * no "." components, ".." folded into its parent.  An absolute path keeps
+ * its leading '/' and ".." stops there; a relative one whose ".." climbs
+ * above its start is FS_E_OUTSIDE, and one that cleans to nothing is ".". */
+int fs_clean_path(const char *path, int absolute, char **out);
+/* Nonzero when openat2(2) is available (probed on `dirfd`). */
+int fs_have_openat2(int dirfd);
+/* Absolute path of a target (malloc), for messages and URIs. */
+char *fs_target_path(const struct fs_state *st, const struct fs_target *t);
+/* "file://" and the percent-encoded absolute path (malloc). */
+char *fs_path_uri(const char *abs_path);
+
+/* Opens `rel` beneath root `root` with open(2) `flags` (O_CLOEXEC and
+ * O_NOCTTY are added).  `nofollow` refuses a symbolic link as the last
+ * component; links before it stay followed by openat2 while they stay
+ * beneath the root, and are refused by the walk.  Returns a descriptor, or
+ * a negative FS_E_* / -errno. */
+int fs_open_beneath(const struct fs_state *st, size_t root, const char *rel,
+                    int flags, int nofollow);
+/* Opens a regular file or directory for reading and fstat()s it.  Special
+ * files are refused without being opened (an O_PATH look first), and the
+ * real open is O_NONBLOCK and checked to be the same inode.  Returns a
+ * descriptor or a negative code as above. */
+int fs_open_read(const struct fs_state *st, const struct fs_target *t,
+                 struct stat *sb);
+/* Creates the missing directories of `rel` (all of it) beneath the root. */
+int fs_mkdirs(const struct fs_state *st, size_t root, const char *rel);
+/* A sentence for a code of the functions above ("no such file or
+ * directory"). */
+const char *fs_strerror(int code);
+
+/* --- util.c ------------------------------------------------------------- */
+
+struct fs_buf {
+  char *data; /* NUL-terminated while not failed */
+  size_t len;
+  size_t cap;
+  int failed; /* out of memory: every later append is a no-op */
+};
+
+void fs_buf_append(struct fs_buf *b, const char *s, size_t n);
+void fs_buf_puts(struct fs_buf *b, const char *s);
+void fs_buf_printf(struct fs_buf *b, const char *fmt, ...) MCPD_PRINTF(2, 3);
+void fs_buf_free(struct fs_buf *b);
+
+/* Nonzero when `s` is valid UTF-8 with no NUL byte. */
+int fs_is_text(const char *s, size_t n);
+/* Length of the longest prefix of `s` (at most n) that does not end in the
+ * middle of a UTF-8 sequence. */
+size_t fs_utf8_cut(const char *s, size_t n);
+/* Base64 (RFC 4648, padded) of `n` bytes, malloc'ed; NULL on no memory. */
+char *fs_base64(const unsigned char *data, size_t n);
+/* The MIME type for a file name, guessed from its extension ("text/plain"
+ * when unknown). */
+const char *fs_mime_type(const char *name);
+/* "2026-01-02T03:04:05Z" (UTC) into buf[32]. */
+void fs_iso8601(const struct timespec *ts, char buf[32]);
+/* Reads up to `max` bytes from `fd` at `offset` into a malloc'ed buffer
+ * (NUL-terminated); *len gets the count.  Returns 0 or -errno. */
+int fs_read_all(int fd, off_t offset, size_t max, char **out, size_t *len);
+/* One directory entry, lstat()ed: a link is described, not followed. */
+struct fs_entry {
+  char *name;
+  mode_t mode; /* 0 when lstat failed */
+  off_t size;
+  char *target; /* the target of a symbolic link, or NULL */
+};
+
+/* The most entries of one directory read at once.  Listings show the
+ * first max_results of them by name. */
+#define FS_DIR_MAX 100000
+
+/* Reads up to `max` entries of the open directory `fd` (consumed; "." and
+ * ".." left out) whose names begin with `prefix` (NULL: all), sorted by
+ * name.  *more is set when entries were left out.  Returns 0 or -errno. */
+int fs_read_entries(int fd, const char *prefix, size_t max,
+                    struct fs_entry **out, size_t *n_out, int *more);
+void fs_entries_free(struct fs_entry *e, size_t n);
+/* Monotonic milliseconds. */
+long long fs_now_ms(void);
+/* Compares two C strings for qsort. */
+int fs_strcmp_p(const void *a, const void *b);
+
+/* --- watch.c ------------------------------------------------------------ */
+
+/* The subscribe callback of the resources and the template. */
+void fs_subscribe_cb(const mcpd_request *req, int subscribed);
+/* Stops the watcher thread and frees every subscription. */
+void fs_watch_free(struct fs_watch *w);
+
+/* --- tools.c ------------------------------------------------------------ */
+
+extern const mcpd_tool fs_tools[];
+extern const mcpd_tool fs_write_tool;
+
+#endif

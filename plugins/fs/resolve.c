@@ -1,0 +1,490 @@
+/* resolve.c -- containment: no path leaves the roots.
+ *
+ * Paths are cleaned lexically first, so ".." never reaches the kernel: a
+ * ".." that would climb above the root is refused, one that stays inside
+ * is folded away.  Then every open starts from the root's O_PATH
+ * descriptor:
+ *
+ * - openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, where the
+ *   kernel refuses any resolution (symlinks included, absolute ones
+ *   always) that would leave the root, atomically, so a link swapped in
+ *   while we resolve cannot redirect us;
+ * - where openat2 is missing (ENOSYS, kernels before 5.6) or disabled by
+ *   the "use_openat2" key, a walk one component at a time with
+ *   openat(O_NOFOLLOW), which follows no symbolic link at all.
+ *
+ * Callers then work on the descriptor (fstat, read, fdopendir) and never
+ * resolve the path again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#else
+struct open_how {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_BENEATH 0x08
+#endif
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same number on every architecture */
+#endif
+
+/* openat2 fails with EAGAIN when a concurrent rename races a lookup; the
+ * kernel asks the caller to retry. */
+#define FS_OPENAT2_TRIES 8
+
+int fs_clean_path(const char *path, int absolute, char **out) {
+  size_t n = strlen(path);
+  char *res = malloc(n + 3);
+  size_t len = 0;
+  const char *p = path;
+
+  if (res == NULL)
+    return FS_E_NOMEM;
+  if (absolute)
+    res[len++] = '/';
+  while (*p) {
+    const char *end;
+    size_t clen;
+
+    while (*p == '/')
+      p++;
+    end = p;
+    while (*end && *end != '/')
+      end++;
+    clen = (size_t)(end - p);
+    if (clen == 0 || (clen == 1 && p[0] == '.')) {
+      /* Nothing, or ".". */
+    } else if (clen == 2 && p[0] == '.' && p[1] == '.') {
+      size_t base = absolute ? 1 : 0;
+      if (len <= base) {
+        if (!absolute) {
+          free(res);
+          return FS_E_OUTSIDE;
+        }
+      } else {
+        while (len > base && res[len - 1] != '/')
+          len--;
+        if (len > base)
+          len--; /* the separator before the component */
+      }
+    } else {
+      if (len > (absolute ? 1u : 0u))
+        res[len++] = '/';
+      memcpy(res + len, p, clen);
+      len += clen;
+    }
+    p = end;
+  }
+  if (len == 0)
+    res[len++] = '.';
+  res[len] = '\0';
+  *out = res;
+  return FS_OK;
+}
+
+/* Nonzero when `path` is `prefix` or lies below it. */
+static int under(const char *path, const char *prefix, size_t plen) {
+  if (plen == 1 && prefix[0] == '/')
+    return 1;
+  return strncmp(path, prefix, plen) == 0 &&
+         (path[plen] == '\0' || path[plen] == '/');
+}
+
+static int make_target(size_t root, const char *rest, struct fs_target *out) {
+  while (*rest == '/')
+    rest++;
+  out->root = root;
+  out->rel = strdup(*rest ? rest : ".");
+  return out->rel ? FS_OK : FS_E_NOMEM;
+}
+
+int fs_locate(const struct fs_state *st, const char *path,
+              struct fs_target *out) {
+  char *clean;
+  int rc;
+
+  out->rel = NULL;
+  if (path[0] != '/') {
+    if ((rc = fs_clean_path(path, 0, &clean)) != FS_OK)
+      return rc;
+    out->root = 0;
+    out->rel = clean;
+    return FS_OK;
+  }
+  if ((rc = fs_clean_path(path, 1, &clean)) != FS_OK)
+    return rc;
+  {
+    size_t best = st->n_roots, best_len = 0;
+    const char *rest = NULL;
+
+    /* Roots may nest; the innermost one serves.  A root is also reachable
+     * by the path it was configured as (before symlinks were resolved). */
+    for (size_t i = 0; i < st->n_roots; i++) {
+      const struct fs_root *r = &st->roots[i];
+      size_t glen = r->given ? strlen(r->given) : 0;
+
+      if (under(clean, r->path, r->len) &&
+          (best == st->n_roots || r->len > best_len)) {
+        best = i;
+        best_len = r->len;
+        rest = clean + (r->len == 1 ? 0 : r->len);
+      }
+      if (r->given && under(clean, r->given, glen) &&
+          (best == st->n_roots || glen > best_len)) {
+        best = i;
+        best_len = glen;
+        rest = clean + (glen == 1 ? 0 : glen);
+      }
+    }
+    rc = best == st->n_roots ? FS_E_OUTSIDE : make_target(best, rest, out);
+  }
+  free(clean);
+  return rc;
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+int fs_locate_uri(const struct fs_state *st, const char *uri,
+                  struct fs_target *out) {
+  const char *p;
+  char *path, *w;
+  int rc;
+
+  out->rel = NULL;
+  if (strncasecmp(uri, "file:", 5) != 0)
+    return FS_E_BADURI;
+  p = uri + 5;
+  if (p[0] == '/' && p[1] == '/') {
+    /* An authority: empty or "localhost" (RFC 8089); other hosts are not
+     * this machine. */
+    const char *slash = strchr(p + 2, '/');
+    size_t alen = slash ? (size_t)(slash - (p + 2)) : strlen(p + 2);
+
+    if (slash == NULL ||
+        (alen != 0 && !(alen == 9 && strncasecmp(p + 2, "localhost", 9) == 0)))
+      return FS_E_BADURI;
+    p = slash;
+  }
+  if (p[0] != '/' || strpbrk(p, "?#") != NULL)
+    return FS_E_BADURI;
+  if ((path = malloc(strlen(p) + 1)) == NULL)
+    return FS_E_NOMEM;
+  for (w = path; *p; p++) {
+    if (*p == '%') {
+      int hi = hex_value(p[1]), lo = hi < 0 ? -1 : hex_value(p[2]);
+      if (lo < 0 || (hi == 0 && lo == 0)) {
+        free(path);
+        return FS_E_BADURI;
+      }
+      *w++ = (char)(hi * 16 + lo);
+      p += 2;
+    } else {
+      *w++ = *p;
+    }
+  }
+  *w = '\0';
+  rc = fs_locate(st, path, out);
+  free(path);
+  return rc;
+}
+
+void fs_target_free(struct fs_target *t) {
+  free(t->rel);
+  t->rel = NULL;
+}
+
+char *fs_target_path(const struct fs_state *st, const struct fs_target *t) {
+  const struct fs_root *r = &st->roots[t->root];
+  struct fs_buf b = {0};
+
+  fs_buf_puts(&b, r->path);
+  if (strcmp(t->rel, ".") != 0) {
+    if (r->len > 1)
+      fs_buf_puts(&b, "/");
+    fs_buf_puts(&b, t->rel);
+  }
+  if (b.failed) {
+    fs_buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+char *fs_path_uri(const char *abs_path) {
+  static const char hex[] = "0123456789ABCDEF";
+  struct fs_buf b = {0};
+
+  fs_buf_puts(&b, "file://");
+  for (const unsigned char *p = (const unsigned char *)abs_path; *p; p++) {
+    /* RFC 3986 unreserved characters and the separator stay as they are. */
+    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+        (*p >= '0' && *p <= '9') || strchr("-._~/", *p) != NULL) {
+      fs_buf_append(&b, (const char *)p, 1);
+    } else {
+      char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+      fs_buf_append(&b, esc, 3);
+    }
+  }
+  if (b.failed) {
+    fs_buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+int fs_have_openat2(int dirfd) {
+  struct open_how how;
+  int fd;
+
+  memset(&how, 0, sizeof(how));
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  fd = (int)syscall(SYS_openat2, dirfd, ".", &how, sizeof(how));
+  if (fd >= 0)
+    close(fd);
+  return fd >= 0 || errno != ENOSYS;
+}
+
+static int open_openat2(int dirfd, const char *rel, int flags) {
+  struct open_how how;
+  int fd = -1;
+
+  memset(&how, 0, sizeof(how));
+  how.flags = (uint64_t)flags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  for (int i = 0; i < FS_OPENAT2_TRIES; i++) {
+    fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+    if (fd >= 0 || errno != EAGAIN)
+      break;
+  }
+  if (fd >= 0)
+    return fd;
+  if (errno == EXDEV)
+    return FS_E_ESCAPE;
+  if (errno == ELOOP)
+    return FS_E_SYMLINK;
+  return -errno;
+}
+
+/* Refuses a symbolic link by name after ENOTDIR or ELOOP said something
+ * was off; returns the code to report. */
+static int why_not(int dirfd, const char *name, int err) {
+  struct stat sb;
+
+  if ((err == ENOTDIR || err == ELOOP) &&
+      fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISLNK(sb.st_mode))
+    return FS_E_SYMLINK;
+  return -err;
+}
+
+static int open_walk(int rootfd, const char *rel, int flags) {
+  char *copy, *comp, *next;
+  int cur = rootfd, fd = -1;
+
+  if (strcmp(rel, ".") == 0) {
+    fd = openat(rootfd, ".", flags);
+    return fd >= 0 ? fd : -errno;
+  }
+  if ((copy = strdup(rel)) == NULL)
+    return FS_E_NOMEM;
+  for (comp = copy; (next = strchr(comp, '/')) != NULL; comp = next + 1) {
+    int dir;
+
+    *next = '\0';
+    dir = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+      fd = why_not(cur, comp, errno);
+    if (cur != rootfd)
+      close(cur);
+    if (dir < 0) {
+      free(copy);
+      return fd;
+    }
+    cur = dir;
+  }
+  fd = openat(cur, comp, flags | O_NOFOLLOW);
+  if (fd < 0)
+    fd = why_not(cur, comp, errno);
+  if (cur != rootfd)
+    close(cur);
+  free(copy);
+  return fd;
+}
+
+int fs_open_beneath(const struct fs_state *st, size_t root, const char *rel,
+                    int flags, int nofollow) {
+  int rootfd = st->roots[root].fd;
+
+  /* openat2 is strict: with O_PATH only O_DIRECTORY, O_NOFOLLOW and
+   * O_CLOEXEC are allowed. */
+  flags |= O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY);
+  if (st->use_openat2) {
+    int fd = open_openat2(rootfd, rel, flags | (nofollow ? O_NOFOLLOW : 0));
+    if (fd != -ENOSYS)
+      return fd;
+  }
+  return open_walk(rootfd, rel, flags);
+}
+
+int fs_open_read(const struct fs_state *st, const struct fs_target *t,
+                 struct stat *sb) {
+  struct stat first;
+  int probe, fd;
+
+  /* An O_PATH descriptor opens nothing, so a FIFO or a device is looked at
+   * without being opened. */
+  probe = fs_open_beneath(st, t->root, t->rel, O_PATH, 0);
+  if (probe < 0)
+    return probe;
+  if (fstat(probe, &first) != 0) {
+    int err = -errno;
+    close(probe);
+    return err;
+  }
+  close(probe);
+  if (S_ISLNK(first.st_mode))
+    return FS_E_SYMLINK;
+  if (!S_ISREG(first.st_mode) && !S_ISDIR(first.st_mode))
+    return FS_E_SPECIAL;
+  /* O_NONBLOCK: if a FIFO is swapped in now, opening it cannot hang; the
+   * inode check below then refuses it. */
+  fd = fs_open_beneath(
+      st, t->root, t->rel,
+      O_RDONLY | O_NONBLOCK | (S_ISDIR(first.st_mode) ? O_DIRECTORY : 0), 0);
+  if (fd < 0)
+    return fd;
+  if (fstat(fd, sb) != 0) {
+    int err = -errno;
+    close(fd);
+    return err;
+  }
+  if (sb->st_dev != first.st_dev || sb->st_ino != first.st_ino ||
+      (!S_ISREG(sb->st_mode) && !S_ISDIR(sb->st_mode))) {
+    close(fd);
+    return FS_E_CHANGED;
+  }
+  return fd;
+}
+
+int fs_mkdirs(const struct fs_state *st, size_t root, const char *rel) {
+  char *prefix;
+  size_t n = strlen(rel);
+  int rc = FS_OK;
+
+  if (strcmp(rel, ".") == 0)
+    return FS_OK;
+  if ((prefix = malloc(n + 1)) == NULL)
+    return FS_E_NOMEM;
+  /* One prefix at a time: "a", "a/b", "a/b/c". */
+  for (size_t i = 1; i <= n && rc == FS_OK; i++) {
+    int fd, parent;
+    const char *name;
+
+    if (i < n && rel[i] != '/')
+      continue;
+    memcpy(prefix, rel, i);
+    prefix[i] = '\0';
+    fd = fs_open_beneath(st, root, prefix, O_PATH | O_DIRECTORY, 0);
+    if (fd >= 0) {
+      close(fd);
+      continue;
+    }
+    if (fd != -ENOENT) {
+      rc = fd;
+      break;
+    }
+    name = strrchr(prefix, '/');
+    if (name) {
+      prefix[name - prefix] = '\0';
+      name++;
+      parent = fs_open_beneath(st, root, prefix, O_PATH | O_DIRECTORY, 0);
+    } else {
+      name = prefix;
+      parent = fs_open_beneath(st, root, ".", O_PATH | O_DIRECTORY, 0);
+    }
+    if (parent < 0) {
+      rc = parent;
+      break;
+    }
+    if (mkdirat(parent, name, 0777) != 0 && errno != EEXIST)
+      rc = -errno;
+    close(parent);
+  }
+  free(prefix);
+  return rc;
+}
+
+const char *fs_strerror(int code) {
+  switch (code) {
+  case FS_OK:
+    return "success";
+  case FS_E_OUTSIDE:
+    return "it is outside the allowed roots";
+  case FS_E_ESCAPE:
+    return "a symbolic link on the way leads outside the allowed roots "
+           "(absolute links always count as leaving)";
+  case FS_E_SPECIAL:
+    return "it is not a regular file or directory (a FIFO, socket or "
+           "device), which this server never opens";
+  case FS_E_SYMLINK:
+    return "it is or goes through a symbolic link that is not followed here "
+           "(or a link loop)";
+  case FS_E_CHANGED:
+    return "it was replaced while being opened; try again";
+  case FS_E_BADURI:
+    return "it is not a file:// URI of a local absolute path (no query, "
+           "fragment, other host or %00)";
+  case FS_E_NOMEM:
+  case -ENOMEM:
+    return "out of memory";
+  /* strerror() may format into a static buffer; these are the usual ones,
+   * and the rest are rare enough to risk it. */
+  case -ENOENT:
+    return "no such file or directory";
+  case -EACCES:
+  case -EPERM:
+    return "permission denied";
+  case -ENOTDIR:
+    return "a component of the path is not a directory";
+  case -EISDIR:
+    return "it is a directory";
+  case -EEXIST:
+    return "it already exists";
+  case -ENAMETOOLONG:
+    return "the name is too long";
+  case -ENOSPC:
+    return "no space left on the device";
+  case -EROFS:
+    return "the file system is read-only";
+  case -EMFILE:
+  case -ENFILE:
+    return "too many open files";
+  default:
+    return code < 0 ? strerror(-code) : "unknown error";
+  }
+}

@@ -1,0 +1,412 @@
+/* watch.c -- resource subscriptions through inotify.
+ *
+ * The first subscription starts one inotify instance and one thread per
+ * plugin instance (nothing is spent while nobody subscribes).  The
+ * subscribe callback runs on mcpd's loop thread: it records the URI and
+ * arms a watch on the file at once, so a change made right after the
+ * subscribe response is seen.  Arming is a path lookup and an
+ * inotify_add_watch(), no reading.
+ *
+ * The thread polls the inotify descriptor and an eventfd that wakes it for
+ * new subscriptions and for fini().  Events mark their subscriptions dirty;
+ * 75 ms after the first one of a burst the thread checks each dirty
+ * subscription's path again -- an editor that saves by renaming a new file
+ * over the old one leaves the watch on the old inode, so the new file is
+ * watched instead -- and sends notifications/resources/updated for each.
+ * A subscription whose file is missing is retried every second and
+ * reported when the file appears.
+ *
+ * Everything in struct fs_watch is guarded by `lock`, except the thread,
+ * the descriptors (set before the thread starts) and the host calls, made
+ * without the lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+#define FS_COALESCE_MS 75
+#define FS_RETRY_MS 1000
+
+/* What changes a subscriber cares about.  A directory's listing changes
+ * with its entries; what is written inside its files does not. */
+#define FS_FILE_MASK                                                           \
+  (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+#define FS_DIR_MASK                                                            \
+  (IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_CREATE | IN_DELETE |         \
+   IN_MOVED_FROM | IN_MOVED_TO)
+
+struct subscription {
+  char *uri;
+  struct fs_target target;
+  unsigned count; /* the host says subscribe once per URI; be safe anyway */
+  int wd;         /* -1 while not armed: the file is missing */
+  dev_t dev;      /* the inode the watch is on */
+  ino_t ino;
+  int dirty;
+};
+
+struct fs_watch {
+  struct fs_state *st;
+  pthread_mutex_t lock;
+  pthread_t thread;
+  int ifd; /* inotify */
+  int efd; /* eventfd: wakes the thread */
+  int stop;
+  struct subscription *subs;
+  size_t n_subs, cap_subs;
+  long long flush_at; /* when to send what is dirty; 0: nothing is */
+  long long retry_at; /* when to look for missing files again */
+};
+
+static void wake(struct fs_watch *w) {
+  uint64_t one = 1;
+  ssize_t r;
+
+  do
+    r = write(w->efd, &one, sizeof(one));
+  while (r < 0 && errno == EINTR);
+  /* EAGAIN: the counter is already nonzero, so the thread wakes anyway. */
+}
+
+/* Removes the kernel watch `wd` unless another subscription still uses
+ * it: inotify gives every watch on one inode the same descriptor. */
+static void release_wd(struct fs_watch *w, int wd) {
+  if (wd < 0)
+    return;
+  for (size_t i = 0; i < w->n_subs; i++) {
+    if (w->subs[i].wd == wd)
+      return;
+  }
+  inotify_rm_watch(w->ifd, wd); /* EINVAL: the kernel already dropped it */
+}
+
+/* Puts a watch on whatever is now at the subscription's path, replacing
+ * the one it had when that was another inode.  Returns 1 when the
+ * subscription has a watch afterwards.  Lock held. */
+static int arm(struct fs_watch *w, struct subscription *s) {
+  struct fs_state *st = w->st;
+  struct stat sb;
+  char proc[64];
+  int fd, wd, err, old = s->wd;
+  uint32_t mask;
+
+  fd = fs_open_beneath(st, s->target.root, s->target.rel, O_PATH, 0);
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    if (fd >= 0)
+      close(fd);
+    s->wd = -1;
+    release_wd(w, old);
+    return 0;
+  }
+  if (old >= 0 && sb.st_dev == s->dev && sb.st_ino == s->ino) {
+    close(fd);
+    return 1;
+  }
+  mask = (S_ISDIR(sb.st_mode) ? FS_DIR_MASK : FS_FILE_MASK) | IN_MASK_ADD;
+  /* The path through /proc names the inode we opened beneath the root, so
+   * nothing is resolved again outside our control. */
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+  wd = inotify_add_watch(w->ifd, proc, mask);
+  err = errno;
+  if (wd < 0 && err == ENOENT) {
+    /* No /proc.  The absolute path is the best left; IN_DONT_FOLLOW keeps
+     * a link swapped in as the last component from being followed. */
+    char *path = fs_target_path(st, &s->target);
+    if (path) {
+      wd = inotify_add_watch(w->ifd, path, mask | IN_DONT_FOLLOW);
+      err = errno;
+      free(path);
+    }
+  }
+  close(fd);
+  s->wd = wd < 0 ? -1 : wd;
+  s->dev = sb.st_dev;
+  s->ino = sb.st_ino;
+  if (old != s->wd)
+    release_wd(w, old);
+  if (wd < 0) {
+    st->host->log(st->self, MCPD_LOG_WARNING,
+                  "cannot watch %s for its subscribers: %s%s", s->uri,
+                  fs_strerror(-err),
+                  err == ENOSPC ? " (raise fs.inotify.max_user_watches?)" : "");
+    return 0;
+  }
+  return 1;
+}
+
+static void handle_events(struct fs_watch *w, const char *buf, size_t len) {
+  const char *p = buf;
+  int any = 0;
+
+  while (p + sizeof(struct inotify_event) <= buf + len) {
+    const struct inotify_event *ev = (const struct inotify_event *)p;
+
+    for (size_t i = 0; i < w->n_subs; i++) {
+      struct subscription *s = &w->subs[i];
+
+      if ((ev->mask & IN_Q_OVERFLOW) || s->wd == ev->wd) {
+        s->dirty = 1;
+        any = 1;
+        /* The kernel dropped the watch: its inode is gone. */
+        if ((ev->mask & IN_IGNORED) && s->wd == ev->wd)
+          s->wd = -1;
+      }
+    }
+    p += sizeof(struct inotify_event) + ev->len;
+  }
+  if (any && w->flush_at == 0)
+    w->flush_at = fs_now_ms() + FS_COALESCE_MS;
+}
+
+/* Re-arms what needs it and takes the URIs to announce.  Lock held. */
+static char **collect(struct fs_watch *w, long long now, size_t *n_out) {
+  char **uris = NULL;
+  size_t n = 0;
+  int flush = w->flush_at != 0 && now >= w->flush_at;
+  int retry = now >= w->retry_at;
+  int appeared = 0;
+
+  for (size_t i = 0; i < w->n_subs; i++) {
+    struct subscription *s = &w->subs[i];
+
+    if ((flush && s->dirty) || (retry && s->wd < 0)) {
+      int was_armed = s->wd >= 0;
+      /* A file that appeared where none was is a change too. */
+      if (arm(w, s) && !was_armed)
+        s->dirty = appeared = 1;
+    }
+  }
+  if (retry)
+    w->retry_at = now + FS_RETRY_MS;
+  if (!flush && !appeared)
+    return NULL;
+  w->flush_at = 0;
+  for (size_t i = 0; i < w->n_subs; i++) {
+    if (w->subs[i].dirty) {
+      if (uris == NULL && (uris = calloc(w->n_subs, sizeof(*uris))) == NULL)
+        break; /* Out of memory: they stay dirty for the next round. */
+      if ((uris[n] = strdup(w->subs[i].uri)) == NULL)
+        break;
+      w->subs[i].dirty = 0;
+      n++;
+    }
+  }
+  *n_out = n;
+  return uris;
+}
+
+static int poll_timeout(struct fs_watch *w, long long now) {
+  long long until = -1;
+  int missing = 0;
+
+  for (size_t i = 0; i < w->n_subs && !missing; i++)
+    missing = w->subs[i].wd < 0;
+  if (missing)
+    until = w->retry_at;
+  if (w->flush_at != 0 && (until < 0 || w->flush_at < until))
+    until = w->flush_at;
+  if (until < 0)
+    return -1;
+  return until <= now ? 0 : (int)(until - now);
+}
+
+static void *watch_main(void *arg) {
+  struct fs_watch *w = arg;
+  const mcpd_host *host = w->st->host;
+  /* Aligned for struct inotify_event, as inotify(7) asks. */
+  _Alignas(struct inotify_event) char buf[4096];
+
+  pthread_mutex_lock(&w->lock);
+  while (!w->stop) {
+    struct pollfd fds[2] = {{.fd = w->ifd, .events = POLLIN},
+                            {.fd = w->efd, .events = POLLIN}};
+    int timeout = poll_timeout(w, fs_now_ms());
+    char **uris;
+    size_t n = 0;
+
+    pthread_mutex_unlock(&w->lock);
+    if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
+      host->log(w->st->self, MCPD_LOG_ERROR,
+                "watching subscribed files failed: poll: %s",
+                fs_strerror(-errno));
+      pthread_mutex_lock(&w->lock);
+      break;
+    }
+    if (fds[1].revents & POLLIN) {
+      uint64_t count;
+      if (read(w->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+        host->log(w->st->self, MCPD_LOG_WARNING, "eventfd: %s",
+                  fs_strerror(-errno));
+    }
+    pthread_mutex_lock(&w->lock);
+    if (fds[0].revents & POLLIN) {
+      ssize_t len;
+      while ((len = read(w->ifd, buf, sizeof(buf))) > 0)
+        handle_events(w, buf, (size_t)len);
+    }
+    uris = collect(w, fs_now_ms(), &n);
+    if (uris) {
+      pthread_mutex_unlock(&w->lock);
+      for (size_t i = 0; i < n; i++) {
+        host->resource_updated(w->st->self, uris[i]);
+        free(uris[i]);
+      }
+      free(uris);
+      pthread_mutex_lock(&w->lock);
+    }
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+static struct fs_watch *watch_start(struct fs_state *st) {
+  struct fs_watch *w = calloc(1, sizeof(*w));
+  int err;
+
+  if (w == NULL)
+    return NULL;
+  w->st = st;
+  w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (w->ifd < 0 || w->efd < 0) {
+    err = errno;
+    goto fail;
+  }
+  if ((err = pthread_mutex_init(&w->lock, NULL)) != 0)
+    goto fail;
+  if ((err = pthread_create(&w->thread, NULL, watch_main, w)) != 0) {
+    pthread_mutex_destroy(&w->lock);
+    goto fail;
+  }
+  return w;
+fail:
+  st->host->log(st->self, MCPD_LOG_ERROR,
+                "cannot watch files for subscriptions: %s%s", fs_strerror(-err),
+                err == EMFILE ? " (raise fs.inotify.max_user_instances?)" : "");
+  if (w->ifd >= 0)
+    close(w->ifd);
+  if (w->efd >= 0)
+    close(w->efd);
+  free(w);
+  return NULL;
+}
+
+static void subscription_free(struct subscription *s) {
+  free(s->uri);
+  fs_target_free(&s->target);
+}
+
+static void subscribe(struct fs_state *st, const char *uri) {
+  struct fs_watch *w;
+  struct fs_target t;
+  struct subscription *s = NULL;
+  int rc;
+
+  if ((rc = fs_locate_uri(st, uri, &t)) != FS_OK) {
+    st->host->log(st->self, MCPD_LOG_WARNING,
+                  "subscription to %s is not watched: %s", uri,
+                  fs_strerror(rc));
+    return;
+  }
+  if (st->watch == NULL && (st->watch = watch_start(st)) == NULL) {
+    fs_target_free(&t);
+    return;
+  }
+  w = st->watch;
+  pthread_mutex_lock(&w->lock);
+  for (size_t i = 0; i < w->n_subs && s == NULL; i++) {
+    if (strcmp(w->subs[i].uri, uri) == 0)
+      s = &w->subs[i];
+  }
+  if (s) {
+    s->count++;
+    fs_target_free(&t);
+    goto out;
+  }
+  if (w->n_subs == w->cap_subs) {
+    size_t cap = w->cap_subs ? w->cap_subs * 2 : 8;
+    struct subscription *p = realloc(w->subs, cap * sizeof(*p));
+    if (p == NULL)
+      goto nomem;
+    w->subs = p;
+    w->cap_subs = cap;
+  }
+  s = &w->subs[w->n_subs];
+  memset(s, 0, sizeof(*s));
+  if ((s->uri = strdup(uri)) == NULL)
+    goto nomem;
+  s->target = t;
+  s->count = 1;
+  s->wd = -1;
+  w->n_subs++;
+  arm(w, s); /* a missing file is retried by the thread */
+out:
+  pthread_mutex_unlock(&w->lock);
+  wake(w);
+  return;
+nomem:
+  pthread_mutex_unlock(&w->lock);
+  fs_target_free(&t);
+  st->host->log(st->self, MCPD_LOG_ERROR,
+                "subscription to %s is not watched: out of memory", uri);
+}
+
+static void unsubscribe(struct fs_state *st, const char *uri) {
+  struct fs_watch *w = st->watch;
+
+  if (w == NULL)
+    return;
+  pthread_mutex_lock(&w->lock);
+  for (size_t i = 0; i < w->n_subs; i++) {
+    struct subscription *s = &w->subs[i];
+    int wd;
+
+    if (strcmp(s->uri, uri) != 0 || --s->count > 0)
+      continue;
+    wd = s->wd;
+    subscription_free(s);
+    w->subs[i] = w->subs[--w->n_subs];
+    release_wd(w, wd);
+    break;
+  }
+  pthread_mutex_unlock(&w->lock);
+}
+
+void fs_subscribe_cb(const mcpd_request *req, int subscribed) {
+  struct fs_state *st = req->state;
+
+  if (st == NULL || req->name == NULL)
+    return;
+  if (subscribed)
+    subscribe(st, req->name);
+  else
+    unsubscribe(st, req->name);
+}
+
+void fs_watch_free(struct fs_watch *w) {
+  if (w == NULL)
+    return;
+  pthread_mutex_lock(&w->lock);
+  w->stop = 1;
+  pthread_mutex_unlock(&w->lock);
+  wake(w);
+  pthread_join(w->thread, NULL);
+  pthread_mutex_destroy(&w->lock);
+  for (size_t i = 0; i < w->n_subs; i++)
+    subscription_free(&w->subs[i]);
+  free(w->subs);
+  close(w->ifd);
+  close(w->efd);
+  free(w);
+}
