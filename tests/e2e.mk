@@ -19,7 +19,10 @@ E2E_FILES = \
 	tests/e2e/sdk.test.mjs \
 	tests/e2e/loader.test.mjs \
 	tests/e2e/reload.test.mjs \
-	tests/e2e/hardening.test.mjs
+	tests/e2e/hardening.test.mjs \
+	tests/e2e/everything.test.mjs \
+	tests/e2e/fs.test.mjs \
+	tests/e2e/abi.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

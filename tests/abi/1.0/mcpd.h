@@ -248,7 +248,9 @@ typedef int (*mcpd_prompt_cb)(mcpd_call *call, const mcpd_request *req);
  * with `total` (the number added, or completion_total()'s if larger) and
  * `hasMore` (true when more were added than sent, or when
  * completion_total() said so).  Adding nothing answers no candidates;
- * returning MCPD_ERROR answers -32603. */
+ * returning MCPD_ERROR answers -32603.  The host answers -32602 itself,
+ * without calling, for an argument the prompt or template does not
+ * declare. */
 typedef int (*mcpd_complete_cb)(mcpd_call *call, const mcpd_request *req,
                                 const char *argument, const char *value,
                                 json_object *context);
