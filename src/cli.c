@@ -37,16 +37,75 @@ static void send_request(session *s, json_object *id, const char *method,
 
 typedef struct listed {
   plugin *plugin;
-  json_object *tools; /* [[name, description], ...] */
+  json_object *entries; /* [[label, key, description], ...] */
 } listed;
 
-/* Pages through tools/list, as a client would, and files each tool under
- * the plugin that owns it: one pass over the tools, one over the plugins. */
+/* What --list pages through, as a client would, for each kind. */
+static const struct list_kind {
+  reg_kind kind;
+  const char *method; /* the list method */
+  const char *field;  /* its array in the result */
+  const char *key;    /* each entry's key */
+  const char *label;  /* what --list calls it */
+} list_kinds[] = {
+    {REG_TOOL, "tools/list", "tools", "name", "tool"},
+    {REG_RESOURCE, "resources/list", "resources", "uri", "resource"},
+    {REG_TEMPLATE, "resources/templates/list", "resourceTemplates",
+     "uriTemplate", "template"},
+    {REG_PROMPT, "prompts/list", "prompts", "name", "prompt"},
+};
+
+/* Pages through one list and files each entry under the plugin that owns
+ * it. */
+static void collect(server *srv, session *s, memory_transport *mt,
+                    struct lh_table *index, const struct list_kind *lk) {
+  json_object *cursor = NULL;
+  do {
+    json_object *params = json_object_new_object(), *msg, *result, *list;
+    json_object *next;
+    if (cursor != NULL)
+      json_object_object_add(params, "cursor", json_object_get(cursor));
+    memory_transport_clear(mt);
+    send_request(s, json_object_new_string("list"), lk->method, params);
+    json_object_put(cursor);
+    cursor = NULL;
+    if (mt->n != 1 || (msg = json_tokener_parse(mt->msgs[0])) == NULL)
+      break;
+    if (!json_object_object_get_ex(msg, "result", &result) ||
+        !json_object_object_get_ex(result, lk->field, &list)) {
+      json_object_put(msg);
+      break;
+    }
+    if (json_object_object_get_ex(result, "nextCursor", &next))
+      cursor = json_object_get(next);
+    for (size_t k = 0; k < json_object_array_length(list); k++) {
+      json_object *item = json_object_array_get_idx(list, k), *key, *desc;
+      reg_entry *e;
+      void *v;
+      if (!json_object_object_get_ex(item, lk->key, &key))
+        continue;
+      e = registry_find(&srv->registry, lk->kind, json_object_get_string(key));
+      if (e != NULL && lh_table_lookup_ex(index, e->owner, &v)) {
+        json_object *row = json_object_new_array();
+        json_object_array_add(row, json_object_new_string(lk->label));
+        json_object_array_add(row, json_object_get(key));
+        json_object_array_add(
+            row, json_object_object_get_ex(item, "description", &desc)
+                     ? json_object_get(desc)
+                     : json_object_new_string(""));
+        json_object_array_add(((listed *)v)->entries, row);
+      }
+    }
+    json_object_put(msg);
+  } while (cursor != NULL);
+}
+
+/* Pages through every list, as a client would, and prints what each
+ * plugin offers: one pass over each list, one over the plugins. */
 static void print_list(server *srv, session *s, memory_transport *mt, int out) {
   struct lh_table *index = lh_kptr_table_new(64, NULL);
   listed *plugins;
   size_t n = 0, i;
-  json_object *cursor = NULL;
 
   for (plugin *p = srv->loader.plugins; p; p = p->next)
     n++;
@@ -62,54 +121,24 @@ static void print_list(server *srv, session *s, memory_transport *mt, int out) {
   i = n;
   for (plugin *p = srv->loader.plugins; p; p = p->next) {
     plugins[--i].plugin = p;
-    plugins[i].tools = json_object_new_array();
+    plugins[i].entries = json_object_new_array();
     lh_table_insert(index, p, &plugins[i]);
   }
-  do {
-    json_object *params = json_object_new_object(), *msg, *tools, *next;
-    if (cursor != NULL)
-      json_object_object_add(params, "cursor", json_object_get(cursor));
-    memory_transport_clear(mt);
-    send_request(s, json_object_new_string("list"), "tools/list", params);
-    json_object_put(cursor);
-    cursor = NULL;
-    if (mt->n != 1 || (msg = json_tokener_parse(mt->msgs[0])) == NULL)
-      break;
-    if (json_object_object_get_ex(msg, "result", &tools) &&
-        json_object_object_get_ex(tools, "nextCursor", &next))
-      cursor = json_object_get(next);
-    json_object_object_get_ex(tools, "tools", &tools);
-    for (size_t k = 0; k < json_object_array_length(tools); k++) {
-      json_object *t = json_object_array_get_idx(tools, k), *name, *desc;
-      reg_tool *rt;
-      void *v;
-      json_object_object_get_ex(t, "name", &name);
-      rt =
-          registry_find(&srv->registry, REG_TOOL, json_object_get_string(name));
-      if (rt != NULL && lh_table_lookup_ex(index, rt->owner, &v)) {
-        json_object *pair = json_object_new_array();
-        json_object_array_add(pair, json_object_get(name));
-        json_object_array_add(pair,
-                              json_object_object_get_ex(t, "description", &desc)
-                                  ? json_object_get(desc)
-                                  : json_object_new_string(""));
-        json_object_array_add(((listed *)v)->tools, pair);
-      }
-    }
-    json_object_put(msg);
-  } while (cursor != NULL);
+  for (size_t k = 0; k < sizeof(list_kinds) / sizeof(list_kinds[0]); k++)
+    collect(srv, s, mt, index, &list_kinds[k]);
 
   dprintf(out, "%-20s %-10s %s\n", "PLUGIN", "VERSION", "FILE");
   for (i = 0; i < n; i++) {
     plugin *p = plugins[i].plugin;
     dprintf(out, "%-20s %-10s %s\n", p->name, p->version, p->path);
-    for (size_t k = 0; k < json_object_array_length(plugins[i].tools); k++) {
-      json_object *pair = json_object_array_get_idx(plugins[i].tools, k);
-      dprintf(out, "  tool %-24s %s\n",
-              json_object_get_string(json_object_array_get_idx(pair, 0)),
-              json_object_get_string(json_object_array_get_idx(pair, 1)));
+    for (size_t k = 0; k < json_object_array_length(plugins[i].entries); k++) {
+      json_object *row = json_object_array_get_idx(plugins[i].entries, k);
+      dprintf(out, "  %-8s %-24s %s\n",
+              json_object_get_string(json_object_array_get_idx(row, 0)),
+              json_object_get_string(json_object_array_get_idx(row, 1)),
+              json_object_get_string(json_object_array_get_idx(row, 2)));
     }
-    json_object_put(plugins[i].tools);
+    json_object_put(plugins[i].entries);
   }
   if (n == 0)
     dprintf(out, "(no plugins loaded)\n");

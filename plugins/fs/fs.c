@@ -453,11 +453,13 @@ static int parse_config(struct fs_state *st, json_object *config,
   const mcpd_host *host = st->host;
   json_object *roots = NULL;
 
-  if (config == NULL || !json_object_is_type(config, json_type_object))
+  if (config == NULL)
+    return MCPD_OK; /* fs_init() offers nothing then */
+  if (!json_object_is_type(config, json_type_object))
     return config_error(
         host, errmsg,
-        "no roots: give the directories to serve in mcpd's --config file, "
-        "e.g. {\"plugins\": {\"fs\": {\"roots\": [\"/home/me/notes\"]}}}");
+        "the config must be an object, e.g. {\"plugins\": {\"fs\": "
+        "{\"roots\": [\"/home/me/notes\"]}}}");
   json_object_object_foreach(config, key, v) {
     int rc;
 
@@ -507,6 +509,24 @@ static int parse_config(struct fs_state *st, json_object *config,
   return MCPD_OK;
 }
 
+static const mcpd_resource_template templates[] = {
+    {
+        .uri_template = "file:///{+path}",
+        .name = "file",
+        .title = "File or directory",
+        .description =
+            "Reads any file under the directories this server was given "
+            "(its roots), also those not in the resource list.  A "
+            "directory reads as its entries, one per line, directories "
+            "ending in '/'.  Paths complete.",
+        .read = read_cb,
+        .complete = complete_cb,
+        .subscribe = fs_subscribe_cb,
+        .exec = MCPD_EXEC_POOL,
+    },
+    MCPD_RESOURCE_TEMPLATE_END,
+};
+
 /* --- init and fini ------------------------------------------------------- */
 
 static void fs_fini(void *state) {
@@ -541,6 +561,18 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
   st->max_listed = FS_DEFAULT_MAX_LISTED;
   if (parse_config(st, config, errmsg) != MCPD_OK)
     return MCPD_ERROR;
+  if (st->n_roots == 0) {
+    /* Installed but not configured: load quietly and offer nothing, so a
+     * plain `mcpd` start is not an error.  A config that names no roots
+     * is refused above. */
+    for (const mcpd_tool *t = fs_tools; t->name != NULL; t++)
+      host->remove_tool(self, t->name);
+    host->remove_resource_template(self, templates[0].uri_template);
+    host->log(self, MCPD_LOG_INFO,
+              "no roots configured; offering nothing (set \"roots\" under "
+              "plugins.fs in mcpd's --config file)");
+    return MCPD_OK;
+  }
   if (st->use_openat2 && !fs_have_openat2(st->roots[0].fd)) {
     st->use_openat2 = 0;
     host->log(self, MCPD_LOG_INFO,
@@ -557,24 +589,6 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
               st->write ? "read-write" : "read-only");
   return MCPD_OK;
 }
-
-static const mcpd_resource_template templates[] = {
-    {
-        .uri_template = "file:///{+path}",
-        .name = "file",
-        .title = "File or directory",
-        .description =
-            "Reads any file under the directories this server was given "
-            "(its roots), also those not in the resource list.  A "
-            "directory reads as its entries, one per line, directories "
-            "ending in '/'.  Paths complete.",
-        .read = read_cb,
-        .complete = complete_cb,
-        .subscribe = fs_subscribe_cb,
-        .exec = MCPD_EXEC_POOL,
-    },
-    MCPD_RESOURCE_TEMPLATE_END,
-};
 
 MCPD_PLUGIN_DEFINE(.name = "fs", .version = "1.0",
                    .description = "Browse, read, search and optionally write "

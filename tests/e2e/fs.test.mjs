@@ -589,8 +589,18 @@ describe('fs: configuration', () => {
     return line;
   };
 
-  test('no config, or no roots, fails the load with a line that says what to write', async () => {
-    assert.match(await loadError(undefined), /config: no roots: give the directories to serve .*"roots"/);
+  test('unconfigured, it loads quietly and offers nothing', async () => {
+    const dir = await makePluginDir(['fs']);
+    const r = await runMcpd(['--plugins', dir, '--no-watch', '--list']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /error/);
+    assert.match(r.stderr, /no roots configured; offering nothing/);
+    // fs is listed, with nothing under it: no tool, resource or template.
+    assert.match(r.stdout, /^fs\s+1\.0\s+/m, r.stdout);
+    assert.doesNotMatch(r.stdout, /^\s+(tool|resource|template|prompt)\s/m, r.stdout);
+  });
+
+  test('a config without roots fails the load with a line that says what to write', async () => {
     assert.match(await loadError({}), /config: "roots" must be a non-empty array of directory paths/);
     assert.match(await loadError({ roots: [] }), /config: "roots" must be a non-empty array/);
   });
