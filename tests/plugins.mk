@@ -4,6 +4,9 @@
 #
 #   good               one tool per host service and execution mode
 #   many               adds {"count": N} tools (default 10000) at init
+#   content, _v2       resources, templates, prompts and completion, one entry
+#                      per case test_content.c checks; _v2 is the same source
+#                      as version "2", for reloads that keep subscriptions
 #   reload_v1, _v2     two versions of plugin "reload", for hot reload
 #   printf_init        writes to stdout from init()
 #   abi_major          ABI major 99                    refused
@@ -105,3 +108,14 @@ check_LTLIBRARIES += tests/plugins/bad_reserved.la
 tests_plugins_bad_reserved_la_SOURCES = tests/plugins/bad_reserved.c
 tests_plugins_bad_reserved_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
 tests_plugins_bad_reserved_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/content.la
+tests_plugins_content_la_SOURCES = tests/plugins/content.c
+tests_plugins_content_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_content_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/content_v2.la
+tests_plugins_content_v2_la_SOURCES = tests/plugins/content.c
+tests_plugins_content_v2_la_CPPFLAGS = $(AM_CPPFLAGS) -DCONTENT_VERSION='"2"'
+tests_plugins_content_v2_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_content_v2_la_LIBADD = $(JSONC_LIBS)

@@ -1,8 +1,8 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
-# negotiation, session, schema, registry, loader, crash, tools, server,
-# watch).
-# The loader, crash, tools and server suites load the check-only fixture
-# plugins from tests/plugins.mk and the bundled echo plugin, so both
+# negotiation, session, schema, uritpl, registry, loader, crash, tools,
+# content, server, watch).
+# The loader, crash, tools, content and server suites load the check-only
+# fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
 # directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
 # everything without fork under valgrind with CK_FORK=no (leave out the
 # crash suite then: its test is meant to die of SIGSEGV).
@@ -18,9 +18,11 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_jsonrpc.c \
 	tests/unit/test_session.c \
 	tests/unit/test_schema.c \
+	tests/unit/test_uritpl.c \
 	tests/unit/test_registry.c \
 	tests/unit/test_loader.c \
 	tests/unit/test_tools.c \
+	tests/unit/test_content.c \
 	tests/unit/test_server.c \
 	tests/unit/test_watch.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \

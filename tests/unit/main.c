@@ -51,10 +51,12 @@ int main(void) {
   srunner_add_suite(sr, negotiation_suite());
   srunner_add_suite(sr, session_suite());
   srunner_add_suite(sr, schema_suite());
+  srunner_add_suite(sr, uritpl_suite());
   srunner_add_suite(sr, registry_suite());
   srunner_add_suite(sr, loader_suite());
   srunner_add_suite(sr, crash_suite());
   srunner_add_suite(sr, tools_suite());
+  srunner_add_suite(sr, content_suite());
   srunner_add_suite(sr, server_suite());
   srunner_add_suite(sr, watch_suite());
 

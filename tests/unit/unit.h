@@ -31,10 +31,12 @@ Suite *jsonrpc_suite(void);
 Suite *negotiation_suite(void);
 Suite *session_suite(void);
 Suite *schema_suite(void);
+Suite *uritpl_suite(void);
 Suite *registry_suite(void);
 Suite *loader_suite(void);
 Suite *crash_suite(void);
 Suite *tools_suite(void);
+Suite *content_suite(void);
 Suite *server_suite(void);
 Suite *watch_suite(void);
 
