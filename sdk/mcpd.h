@@ -320,8 +320,9 @@ typedef struct mcpd_resource {
  *   {/var}       one path segment after a '/'
  *   {.var}       one label after a '.'
  * Query forms ({?x}, {&x}) and several variables in one expression are
- * refused at load.  A variable ends at the first occurrence of the
- * literal text that follows it.  Templates are tried in listing order
+ * refused at load.  A variable ends at the earliest occurrence of the
+ * literal text that follows it that lets the rest of the URI match.
+ * Templates are tried in listing order
  * after the exact resource URIs; the first match serves the read. */
 typedef struct mcpd_resource_template {
   const char *uri_template; /* REQUIRED, unique across all plugins */

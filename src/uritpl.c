@@ -207,7 +207,9 @@ done:
 static int allowed(char op, char c) {
   if (op == '+' || op == '#')
     return 1;
-  return c != '/' && c != '?' && c != '#';
+  /* Simple expansion percent-encodes these, ',' included (it would
+   * separate values). */
+  return c != '/' && c != '?' && c != '#' && c != ',';
 }
 
 typedef struct matcher {

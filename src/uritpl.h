@@ -3,7 +3,7 @@
  *
  * A template is literal text and expressions.  Matching supports the
  * expressions a resource template needs to name a family of resources:
- *   {var}   one value without '/', '?' or '#'
+ *   {var}   one value without '/', '?', '#' or ','
  *   {+var}  any characters ("reserved" expansion), '/' included
  *   {#var}  the same after a literal '#'
  *   {/var}  one path segment after '/'
