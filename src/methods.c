@@ -242,7 +242,6 @@ static void on_resources_read(methods_ctx *ctx, request *r) {
   json_object *vars;
   const char *uri = uri_param(r);
   reg_entry *e;
-  call_args a;
 
   if (uri == NULL)
     return;
@@ -252,12 +251,11 @@ static void on_resources_read(methods_ctx *ctx, request *r) {
                uri_data(uri));
     return;
   }
-  memset(&a, 0, sizeof(a));
-  a.kind = CALL_READ;
-  a.entry = e;
-  a.name = uri;
-  a.variables = vars;
-  call_start(ctx->exec, r, &a);
+  {
+    call_args a = {
+        .kind = CALL_READ, .entry = e, .name = uri, .variables = vars};
+    call_start(ctx->exec, r, &a);
+  }
   json_object_put(vars);
 }
 
@@ -446,7 +444,6 @@ static void on_prompts_get(methods_ctx *ctx, request *r) {
   const char *name = string_param(r, r->params, "name", "");
   json_object *args;
   reg_entry *e;
-  call_args a;
 
   if (name == NULL)
     return;
@@ -465,12 +462,11 @@ static void on_prompts_get(methods_ctx *ctx, request *r) {
       json_object_put(args);
       return;
     }
-  memset(&a, 0, sizeof(a));
-  a.kind = CALL_PROMPT;
-  a.entry = e;
-  a.name = e->name;
-  a.arguments = args;
-  call_start(ctx->exec, r, &a);
+  {
+    call_args a = {
+        .kind = CALL_PROMPT, .entry = e, .name = e->name, .arguments = args};
+    call_start(ctx->exec, r, &a);
+  }
   json_object_put(args);
 }
 
@@ -502,7 +498,6 @@ static void on_complete(methods_ctx *ctx, request *r) {
   json_object *ref, *argument, *context, *ctx_args;
   const char *type, *key, *name, *value;
   reg_entry *e;
-  call_args a;
 
   if (!json_object_object_get_ex(r->params, "ref", &ref) ||
       !json_object_is_type(ref, json_type_object) ||
@@ -560,14 +555,15 @@ static void on_complete(methods_ctx *ctx, request *r) {
     ctx_args = json_object_new_object();
   if (ctx_args == NULL)
     return;
-  memset(&a, 0, sizeof(a));
-  a.kind = CALL_COMPLETE;
-  a.entry = e;
-  a.name = e->name;
-  a.arguments = ctx_args;
-  a.argument = name;
-  a.value = value;
-  call_start(ctx->exec, r, &a);
+  {
+    call_args a = {.kind = CALL_COMPLETE,
+                   .entry = e,
+                   .name = e->name,
+                   .arguments = ctx_args,
+                   .argument = name,
+                   .value = value};
+    call_start(ctx->exec, r, &a);
+  }
   json_object_put(ctx_args);
 }
 
@@ -630,12 +626,10 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
     return;
   }
   {
-    call_args a;
-    memset(&a, 0, sizeof(a));
-    a.kind = CALL_TOOL;
-    a.entry = tool;
-    a.name = tool->name;
-    a.arguments = args;
+    call_args a = {.kind = CALL_TOOL,
+                   .entry = tool,
+                   .name = tool->name,
+                   .arguments = args};
     call_start(ctx->exec, r, &a);
   }
   json_object_put(args);
