@@ -1,6 +1,6 @@
 // Hot reload as an MCP client sees it: plugin files dropped into, replaced in
 // and removed from a watched plugin directory are loaded, reloaded and
-// unloaded live, each batch announced with notifications/tools/list_changed;
+// unloaded live, each batch announced with notifications/*/list_changed;
 // calls in flight survive a reload; corrupt and duplicate files are refused
 // with one stderr line while everything else keeps serving; churn leaks
 // neither memory nor descriptors; and mcpd still exits 0 afterwards.
@@ -17,7 +17,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   MCPD,
   McpdProcess,
@@ -249,6 +254,38 @@ describe('hot reload of a watched plugin directory (SDK client)', { timeout: 180
       h.stderr().includes(`loaded plugin "echo" 1.0 from ${file}`),
       `no "loaded plugin" line for ${file}:\n${h.stderr()}`,
     );
+    assertNoSanitizerReport(h.stderr());
+  });
+
+  test('resources, templates and prompts come and go with their plugin, each list announced', async (t) => {
+    const h = await connect(t, { plugins: ['calc'] });
+    const heard = { resources: 0, prompts: 0 };
+    h.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => heard.resources++);
+    h.client.setNotificationHandler(PromptListChangedNotificationSchema, () => heard.prompts++);
+    assert.deepEqual((await h.client.listResources()).resources, []);
+    assert.deepEqual((await h.client.listPrompts()).prompts, []);
+
+    const file = dropIn(h.dir, 'everything', 'everything.so');
+    await until(() => heard.resources >= 1 && heard.prompts >= 1, WAIT, 'resources and prompts list_changed on load');
+    const uris = (await h.client.listResources()).resources.map((r) => r.uri);
+    assert.ok(uris.includes('test://static-text'), `not listed after the load: ${uris}`);
+    const templates = (await h.client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate);
+    assert.deepEqual(templates, ['test://template/{id}/data']);
+    assert.ok((await h.client.listPrompts()).prompts.some((p) => p.name === 'test_simple_prompt'));
+    const read = await h.client.readResource({ uri: 'test://template/7/data' });
+    assert.match(read.contents[0].text, /"id":"7"/);
+
+    const seen = { ...heard };
+    fs.unlinkSync(file);
+    await until(
+      () => heard.resources > seen.resources && heard.prompts > seen.prompts,
+      WAIT,
+      'resources and prompts list_changed on unload',
+    );
+    assert.deepEqual((await h.client.listResources()).resources, []);
+    assert.deepEqual((await h.client.listResourceTemplates()).resourceTemplates, []);
+    assert.deepEqual((await h.client.listPrompts()).prompts, []);
+    await assert.rejects(h.client.readResource({ uri: 'test://static-text' }), (err) => err.code === -32002);
     assertNoSanitizerReport(h.stderr());
   });
 
