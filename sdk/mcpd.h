@@ -112,7 +112,7 @@ extern "C" {
 #endif
 
 #define MCPD_ABI_MAJOR 1
-#define MCPD_ABI_MINOR 0
+#define MCPD_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
 #define MCPD_PLUGIN_SYMBOL "mcpd_plugin"
@@ -519,6 +519,55 @@ struct mcpd_host {
    * last fail() (or such result_error()) decides the answer. */
   int (*fail)(mcpd_call *call, int code, const char *fmt, ...)
       MCPD_PRINTF(3, 4);
+
+  /* --- asking the client (ABI 1.1) ----------------------------------------
+   * A call may send its client a request and use the answer: sampling
+   * ("sampling/createMessage": the client's model), elicitation
+   * ("elicitation/create": a form, or a URL, for the user) and
+   * "roots/list".  The request goes to the session that made the call.
+   *
+   * client_request() sends `method` with `params` (an object; consumed,
+   * also on error) and returns at once.  MCPD_ERROR means nothing was
+   * sent and `cb` will not run: the method is not one of the three, the
+   * client did not declare the capability it needs (sampling; sampling
+   * with "tools" needs sampling.tools; elicitation in form or url mode;
+   * roots), or the call has finished.  last_error() says which.
+   * Otherwise `cb` runs exactly once, on the loop thread (it MUST NOT
+   * block): with the client's `result` (borrowed, valid during cb; take a
+   * json_object_deep_copy() to use it on another thread), or with
+   * `result` NULL, a JSON-RPC `code` and a `message`: the client's error,
+   * -32001 when no answer came within --request-timeout (the client is
+   * then sent notifications/cancelled), -32000 when the session ended,
+   * the call was cancelled or it finished first.  Any thread may call it
+   * while the call is in flight.
+   *
+   * client_request_wait() is the same, blocking until the answer: for
+   * POOL callbacks and the plugin's own threads, never the loop thread
+   * (MCPD_ERROR).  On MCPD_OK *result is the client's result, owned by
+   * the caller (json_object_put()); on MCPD_ERROR *result is NULL and, if
+   * `error` is not NULL, *error says why (host->free() it). */
+  int (*client_request)(mcpd_call *call, const char *method,
+                        json_object *params,
+                        void (*cb)(void *arg, json_object *result, int code,
+                                   const char *message),
+                        void *arg);
+  int (*client_request_wait)(mcpd_call *call, const char *method,
+                             json_object *params, json_object **result,
+                             char **error);
+  /* Tells the client that the URL-mode elicitation `elicitation_id` was
+   * completed out of band (notifications/elicitation/complete).  Needs a
+   * client that declared elicitation.url. */
+  int (*elicitation_complete)(mcpd_call *call, const char *elicitation_id);
+  /* The roots the call's client declared (roots/list, fetched after
+   * initialization and again on notifications/roots/list_changed), as a
+   * new array of {"uri", "name"?} objects owned by the caller; NULL when
+   * the client offers none.  Any thread. */
+  json_object *(*call_roots)(mcpd_call *call);
+  /* Runs cb(arg) on the loop thread each time a client's roots change,
+   * until the plugin is unloaded; it MUST NOT block.  A second call
+   * replaces the first; a NULL cb stops it.  Call it on the loop thread
+   * (init(), INLINE callbacks); elsewhere it returns MCPD_ERROR. */
+  int (*on_roots_changed)(mcpd_self *self, void (*cb)(void *arg), void *arg);
   /* Appends go here; never reorder what is above. */
 };
 

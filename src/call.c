@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +39,15 @@ static void set_error(const char *fmt, ...) {
 typedef struct call_event {
   hostq_event base;
   call_exec *exec;
-  mcpd_call *call;       /* completion, progress */
-  struct plugin *plugin; /* run-time tools; holds a reference */
-  json_object *msg;      /* progress params */
-  reg_entry *entry;      /* add_*: the entry to register */
-  int kind;              /* remove_*: the reg_kind */
-  char *name;            /* remove_*: the key; log: the logger; updated: uri */
-  char *text;            /* log */
-  int value;             /* completion status, log level */
+  mcpd_call *call;        /* completion, progress */
+  struct plugin *plugin;  /* run-time tools; holds a reference */
+  json_object *msg;       /* progress params */
+  reg_entry *entry;       /* add_*: the entry to register */
+  struct client_ask *ask; /* client_request */
+  int kind;               /* remove_*: the reg_kind */
+  char *name;             /* remove_*: the key; log: the logger; updated: uri */
+  char *text;             /* log */
+  int value;              /* completion status, log level */
 } call_event;
 
 static call_event *new_event(call_exec *e, hostq_run_cb run) {
@@ -271,6 +273,40 @@ static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
   return 0;
 }
 
+/* What a client declared it can do, as CLIENT_* bits, so that any thread
+ * can check a request to it without touching the session. */
+#define CLIENT_SAMPLING 0x1u
+#define CLIENT_SAMPLING_TOOLS 0x2u
+#define CLIENT_ELICIT_FORM 0x4u
+#define CLIENT_ELICIT_URL 0x8u
+#define CLIENT_ROOTS 0x10u
+
+static unsigned client_caps(json_object *caps) {
+  json_object *v;
+  unsigned bits = 0;
+
+  if (json_object_object_get_ex(caps, "sampling", &v) &&
+      json_object_is_type(v, json_type_object)) {
+    bits |= CLIENT_SAMPLING;
+    if (json_object_object_get_ex(v, "tools", NULL))
+      bits |= CLIENT_SAMPLING_TOOLS;
+  }
+  if (json_object_object_get_ex(caps, "elicitation", &v) &&
+      json_object_is_type(v, json_type_object)) {
+    int form = json_object_object_get_ex(v, "form", NULL);
+    int url = json_object_object_get_ex(v, "url", NULL);
+    /* An empty object is the 2025-06-18 form: form mode only. */
+    if (form || !url)
+      bits |= CLIENT_ELICIT_FORM;
+    if (url)
+      bits |= CLIENT_ELICIT_URL;
+  }
+  if (json_object_object_get_ex(caps, "roots", &v) &&
+      json_object_is_type(v, json_type_object))
+    bits |= CLIENT_ROOTS;
+  return bits;
+}
+
 static void call_free(mcpd_call *c) {
   json_object_put(c->args);
   json_object_put(c->variables);
@@ -283,6 +319,7 @@ static void call_free(mcpd_call *c) {
   free(c->argument);
   free(c->value);
   free(c->fail_message);
+  free(c->roots);
   reg_entry_release(c->entry);
   plugin_release(c->plugin);
   free(c);
@@ -335,6 +372,11 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   c->request.variables = c->variables;
   c->request.meta = c->meta;
   c->progress_token = copy_token(r->params);
+  if (r->session != NULL) {
+    c->client_caps = client_caps(r->session->client_capabilities);
+    if (r->session->roots != NULL)
+      c->roots = strdup(r->session->roots);
+  }
   c->last_progress = -1e300;
   c->work.data = c;
   e->in_flight++;
@@ -380,6 +422,140 @@ void call_subscribe(reg_entry *e, const char *uri, int subscribed) {
   json_object_put(req.variables);
 }
 
+/* --- requests to the client -------------------------------------------
+ *
+ * A plugin's request to its call's client lives on the loop: sent through
+ * the session, timed by a timer, linked into the call so that the call's
+ * cancellation or end gives up on it.  Its callback runs exactly once,
+ * from ask_reply(), whatever ends it. */
+
+typedef struct client_ask {
+  call_exec *exec;
+  mcpd_call *call;  /* while linked into call->asks */
+  session *session; /* where it went, once sent */
+  char id[32];
+  char *method;
+  json_object *params; /* until sent */
+  void (*cb)(void *arg, json_object *result, int code, const char *message);
+  void *arg;
+  uv_timer_t timer;
+  struct client_ask *next;
+} client_ask;
+
+static void ask_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static void ask_free(client_ask *a) {
+  free(a->method);
+  json_object_put(a->params);
+  a->params = NULL;
+  a->method = NULL;
+  if (a->session != NULL) {
+    a->timer.data = a;
+    uv_close((uv_handle_t *)&a->timer, ask_closed);
+  } else {
+    free(a);
+  }
+}
+
+static void ask_unlink(client_ask *a) {
+  if (a->call == NULL)
+    return;
+  for (client_ask **pp = &a->call->asks; *pp; pp = &(*pp)->next)
+    if (*pp == a) {
+      *pp = a->next;
+      break;
+    }
+  a->call = NULL;
+}
+
+/* Ends a request without an answer from the client. */
+static void ask_fail(client_ask *a, int code, const char *message) {
+  ask_unlink(a);
+  a->cb(a->arg, NULL, code, message);
+  ask_free(a);
+}
+
+/* session_reply_fn: the client answered, or the session gave up. */
+static void ask_reply(void *arg, json_object *result, json_object *error) {
+  client_ask *a = arg;
+  int code = JSONRPC_INTERNAL_ERROR;
+  const char *message = "the client answered with an error";
+  json_object *v;
+
+  ask_unlink(a);
+  uv_timer_stop(&a->timer);
+  if (error != NULL) {
+    if (json_object_object_get_ex(error, "code", &v) &&
+        json_object_is_type(v, json_type_int))
+      code = json_object_get_int(v);
+    if (json_object_object_get_ex(error, "message", &v) &&
+        json_object_is_type(v, json_type_string))
+      message = json_object_get_string(v);
+    a->cb(a->arg, NULL, code, message);
+  } else {
+    a->cb(a->arg, result, 0, NULL);
+  }
+  ask_free(a);
+}
+
+static void ask_timeout(uv_timer_t *t) {
+  client_ask *a = t->data;
+  char why[80];
+  snprintf(why, sizeof(why), "no answer from the client within %llu ms",
+           (unsigned long long)a->exec->request_timeout_ms);
+  /* Tells the client, then runs ask_reply with the error. */
+  session_cancel_request(a->session, a->id, JSONRPC_REQUEST_TIMEOUT, why);
+}
+
+/* Sends a request on the loop thread. */
+static void ask_send(client_ask *a) {
+  mcpd_call *c = a->call;
+  request *r = c->req;
+  const char *id;
+
+  a->call = NULL;
+  if (r == NULL || r->session == NULL) {
+    ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the session ended");
+    return;
+  }
+  if (atomic_load(&c->cancelled)) {
+    ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the call was cancelled");
+    return;
+  }
+  id = session_request(r->session, a->method, a->params, ask_reply, a);
+  a->params = NULL;
+  if (id == NULL) {
+    ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the request could not be sent");
+    return;
+  }
+  snprintf(a->id, sizeof(a->id), "%s", id);
+  a->session = r->session;
+  uv_timer_init(a->exec->loop, &a->timer);
+  a->timer.data = a;
+  uv_timer_start(&a->timer, ask_timeout, a->exec->request_timeout_ms, 0);
+  a->call = c;
+  a->next = c->asks;
+  c->asks = a;
+}
+
+/* Gives up on every request the call still waits for. */
+static void asks_abandon(mcpd_call *c, const char *why) {
+  while (c->asks != NULL) {
+    client_ask *a = c->asks;
+    /* Tells the client; ask_reply unlinks it. */
+    session_cancel_request(a->session, a->id, JSONRPC_CONNECTION_CLOSED, why);
+    if (c->asks == a) /* the session no longer knew it */
+      ask_fail(a, JSONRPC_CONNECTION_CLOSED, why);
+  }
+}
+
+void call_roots_changed(plugin *p) {
+  if (p->roots_cb != NULL && !p->finalizing)
+    p->roots_cb(p->roots_arg);
+}
+
 void call_cancel(mcpd_call *c) {
   handle_slot *slot;
   char owner[HANDLES_OWNER_MAX + 1];
@@ -407,6 +583,8 @@ void call_cancel(mcpd_call *c) {
     cb(arg);
     atomic_store(&c->cancel_running, 0);
   }
+  /* A plugin thread waiting for the client must not wait in vain. */
+  asks_abandon(c, "the call was cancelled");
 }
 
 /* Whether `result` has member `key` of type `type`. */
@@ -616,6 +794,7 @@ static void call_finish(mcpd_call *c, int status) {
   /* From here on the plugin's handle is stale: a late complete() or
    * result_*() is refused instead of touching freed memory. */
   handles_remove(c->handle);
+  asks_abandon(c, "the call finished");
 
   if (r != NULL) {
     char err[600];
@@ -1533,6 +1712,282 @@ static int host_on_cancel(mcpd_call *h, void (*cb)(void *arg), void *arg) {
   return MCPD_OK;
 }
 
+/* --- asking the client: the host functions ----------------------------- */
+
+static void ask_run(hostq_event *base) {
+  call_event *ev = (call_event *)base;
+  ask_send(ev->ask);
+  free_event(ev);
+}
+
+/* Which capability `method` with `params` needs; 0 for a method a plugin
+ * may not send. */
+static unsigned needed_cap(const char *method, json_object *params) {
+  json_object *v;
+  if (strcmp(method, "sampling/createMessage") == 0)
+    return json_object_object_get_ex(params, "tools", NULL)
+               ? CLIENT_SAMPLING_TOOLS
+               : CLIENT_SAMPLING;
+  if (strcmp(method, "elicitation/create") == 0)
+    return json_object_object_get_ex(params, "mode", &v) &&
+                   json_object_is_type(v, json_type_string) &&
+                   strcmp(json_object_get_string(v), "url") == 0
+               ? CLIENT_ELICIT_URL
+               : CLIENT_ELICIT_FORM;
+  if (strcmp(method, "roots/list") == 0)
+    return CLIENT_ROOTS;
+  return 0;
+}
+
+static const char *cap_name(unsigned cap) {
+  switch (cap) {
+  case CLIENT_SAMPLING:
+    return "sampling";
+  case CLIENT_SAMPLING_TOOLS:
+    return "sampling.tools";
+  case CLIENT_ELICIT_FORM:
+    return "elicitation (form mode)";
+  case CLIENT_ELICIT_URL:
+    return "elicitation.url";
+  default:
+    return "roots";
+  }
+}
+
+static int
+do_client_request(mcpd_call *c, const char *method, json_object *params,
+                  void (*cb)(void *, json_object *, int, const char *),
+                  void *arg) {
+  unsigned cap;
+  client_ask *a;
+  call_event *ev;
+
+  if (!usable(c) || method == NULL || cb == NULL) {
+    json_object_put(params);
+    return MCPD_ERROR;
+  }
+  if (params != NULL && !json_object_is_type(params, json_type_object)) {
+    json_object_put(params);
+    set_error("client_request: params must be an object");
+    return MCPD_ERROR;
+  }
+  if ((cap = needed_cap(method, params)) == 0) {
+    json_object_put(params);
+    set_error("client_request: \"%.100s\" is not sampling/createMessage, "
+              "elicitation/create or roots/list",
+              method);
+    return MCPD_ERROR;
+  }
+  if (!(c->client_caps & cap)) {
+    json_object_put(params);
+    set_error("client_request: the client did not declare the %s "
+              "capability",
+              cap_name(cap));
+    return MCPD_ERROR;
+  }
+  a = calloc(1, sizeof(*a));
+  if (a == NULL || (a->method = strdup(method)) == NULL) {
+    free(a);
+    json_object_put(params);
+    set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  a->exec = c->exec;
+  a->call = c;
+  a->params = params;
+  a->cb = cb;
+  a->arg = arg;
+  if (hostq_on_loop(&c->exec->queue)) {
+    ask_send(a);
+    return MCPD_OK;
+  }
+  /* Queued with the call's slot locked: a complete() that follows can
+   * only queue the call's end behind it. */
+  ev = new_event(c->exec, ask_run);
+  if (ev == NULL) {
+    a->call = NULL;
+    free(a->method);
+    json_object_put(a->params);
+    free(a);
+    set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  ev->ask = a;
+  hostq_post(&c->exec->queue, &ev->base);
+  return MCPD_OK;
+}
+
+static int
+host_client_request(mcpd_call *h, const char *method, json_object *params,
+                    void (*cb)(void *, json_object *, int, const char *),
+                    void *arg) {
+  CALL_OR(h, "client_request", json_object_put(params));
+  rc = do_client_request(c, method, params, cb, arg);
+  handles_leave(slot);
+  return rc;
+}
+
+/* What a thread blocked in client_request_wait() waits for. */
+typedef struct waiter {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+  json_object *result; /* a private copy */
+  char *error;
+} waiter;
+
+static void wait_reply(void *arg, json_object *result, int code,
+                       const char *message) {
+  waiter *w = arg;
+  json_object *copy = NULL;
+  char *error = NULL;
+
+  /* The waiting thread gets a copy: json-c reference counts are not
+   * atomic, and the loop frees the original. */
+  if (result != NULL && json_object_deep_copy(result, &copy, NULL) != 0)
+    error = host_mprintf("out of memory copying the client's answer");
+  else if (result == NULL)
+    error = host_mprintf("%s (%d)", message ? message : "failed", code);
+  pthread_mutex_lock(&w->mu);
+  w->result = copy;
+  w->error = error;
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+static int host_client_request_wait(mcpd_call *h, const char *method,
+                                    json_object *params, json_object **result,
+                                    char **error) {
+  waiter w;
+  int rc;
+
+  if (result != NULL)
+    *result = NULL;
+  if (error != NULL)
+    *error = NULL;
+  if (result == NULL) {
+    json_object_put(params);
+    set_error("client_request_wait: result must not be NULL");
+    return MCPD_ERROR;
+  }
+  {
+    handle_slot *slot;
+    mcpd_call *c = enter(h, &slot, "client_request_wait");
+    int on_loop;
+    if (c == NULL) {
+      json_object_put(params);
+      return MCPD_ERROR;
+    }
+    on_loop = hostq_on_loop(&c->exec->queue);
+    handles_leave(slot);
+    if (on_loop) {
+      json_object_put(params);
+      set_error("client_request_wait: it would block the loop thread; use "
+                "client_request() there");
+      return MCPD_ERROR;
+    }
+  }
+  memset(&w, 0, sizeof(w));
+  pthread_mutex_init(&w.mu, NULL);
+  pthread_cond_init(&w.cv, NULL);
+  rc = host_client_request(h, method, params, wait_reply, &w);
+  if (rc == MCPD_OK) {
+    pthread_mutex_lock(&w.mu);
+    while (!w.done)
+      pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    if (w.result != NULL) {
+      *result = w.result;
+    } else {
+      set_error("%s", w.error ? w.error : "failed");
+      rc = MCPD_ERROR;
+    }
+    if (error != NULL && rc != MCPD_OK)
+      *error = w.error;
+    else
+      free(w.error);
+  } else if (error != NULL) {
+    *error = host_mprintf("%s", last_error);
+  }
+  pthread_cond_destroy(&w.cv);
+  pthread_mutex_destroy(&w.mu);
+  return rc;
+}
+
+static void elicit_done_run(hostq_event *base) {
+  call_event *ev = (call_event *)base;
+  request *r = ev->call->req;
+  json_object *params;
+  if (r != NULL && r->session != NULL) {
+    params = json_object_new_object();
+    json_object_object_add(params, "elicitationId",
+                           json_object_new_string(ev->name));
+    session_notify(r->session, "notifications/elicitation/complete", params);
+  }
+  free_event(ev);
+}
+
+static int host_elicitation_complete(mcpd_call *h, const char *id) {
+  call_event *ev;
+  CALL_OR(h, "elicitation_complete", (void)0);
+  (void)rc;
+  if (!usable(c) || id == NULL) {
+    handles_leave(slot);
+    return MCPD_ERROR;
+  }
+  if (!(c->client_caps & CLIENT_ELICIT_URL)) {
+    handles_leave(slot);
+    set_error("elicitation_complete: the client did not declare "
+              "elicitation.url");
+    return MCPD_ERROR;
+  }
+  ev = new_event(c->exec, elicit_done_run);
+  if (ev == NULL || (ev->name = strdup(id)) == NULL) {
+    if (ev != NULL)
+      free_event(ev);
+    handles_leave(slot);
+    set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  ev->call = c;
+  /* Behind whatever the call queued before, ahead of its end. */
+  hostq_post(&c->exec->queue, &ev->base);
+  handles_leave(slot);
+  return MCPD_OK;
+}
+
+static json_object *host_call_roots(mcpd_call *h) {
+  handle_slot *slot;
+  mcpd_call *c = enter(h, &slot, "call_roots");
+  json_object *roots = NULL;
+  if (c == NULL)
+    return NULL;
+  if (c->roots != NULL)
+    roots = json_tokener_parse(c->roots);
+  else
+    set_error("call_roots: the client offers no roots");
+  handles_leave(slot);
+  return roots;
+}
+
+static int host_on_roots_changed(mcpd_self *self, void (*cb)(void *arg),
+                                 void *arg) {
+  plugin *p = self ? self->plugin : NULL;
+  if (p == NULL) {
+    set_error("on_roots_changed: self must not be NULL");
+    return MCPD_ERROR;
+  }
+  if (!hostq_on_loop(&((call_exec *)p->host_data)->queue)) {
+    set_error("on_roots_changed: call it on the loop thread (init(), "
+              "INLINE callbacks)");
+    return MCPD_ERROR;
+  }
+  p->roots_cb = cb;
+  p->roots_arg = arg;
+  return MCPD_OK;
+}
+
 static const char *host_last_error(void) {
   return last_error;
 }
@@ -1606,4 +2061,9 @@ const mcpd_host call_host_api = {
     .completion_value = host_completion_value,
     .completion_total = host_completion_total,
     .fail = host_fail,
+    .client_request = host_client_request,
+    .client_request_wait = host_client_request_wait,
+    .elicitation_complete = host_elicitation_complete,
+    .call_roots = host_call_roots,
+    .on_roots_changed = host_on_roots_changed,
 };

@@ -36,6 +36,8 @@ typedef struct call_exec {
   void (*drained_cb)(void *arg);
   /* Runs on the loop thread for each plugin log line worth sending. */
   void (*log_cb)(void *arg, int level, const char *logger, const char *text);
+  /* How long a plugin's request to the client waits for its answer. */
+  uint64_t request_timeout_ms;
   /* Runs on the loop thread when a plugin reports that the resource at
    * `uri` changed. */
   void (*updated_cb)(void *arg, const char *uri);
@@ -94,6 +96,11 @@ struct mcpd_call {
   int fail_code;        /* fail(): answer this JSON-RPC error */
   char *fail_message;   /* fail() */
   mcpd_request request; /* what the callback receives */
+  /* What the client declared (CLIENT_* bits) and its roots as JSON text,
+   * copied at the start so any thread may read them. */
+  unsigned client_caps;
+  char *roots;
+  struct client_ask *asks; /* requests to the client in flight (loop) */
   /* mcpd_host.on_cancel(); written and read with the handle's slot
    * locked, run on the loop thread. */
   void (*cancel_cb)(void *arg);
@@ -123,6 +130,10 @@ void call_subscribe(reg_entry *e, const char *uri, int subscribed);
  * and the plugin's on_cancel callback runs.  When the client cancelled,
  * the caller also marks the request so that no response goes out. */
 void call_cancel(struct mcpd_call *call);
+
+/* A client's roots changed: runs each plugin's on_roots_changed
+ * callback (loop thread). */
+void call_roots_changed(struct plugin *p);
 
 /* The table handed to every plugin's init(). */
 extern const mcpd_host call_host_api;

@@ -25,6 +25,10 @@ enum {
 /* mcpd's own code in the range JSON-RPC leaves to servers: too many
  * requests of one client in flight. */
 #define JSONRPC_SERVER_BUSY (-32000)
+/* Answers of the server's own to its requests to the client, as the MCP
+ * SDKs number them: the connection ended, or no answer came in time. */
+#define JSONRPC_CONNECTION_CLOSED (-32000)
+#define JSONRPC_REQUEST_TIMEOUT (-32001)
 /* MCP's code for a resource that does not exist (2025-11-25). */
 #define JSONRPC_RESOURCE_NOT_FOUND (-32002)
 

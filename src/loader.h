@@ -53,6 +53,9 @@ typedef struct plugin {
   atomic_llong log_window_ms;
   atomic_int log_sent;
   atomic_long log_dropped;
+  /* mcpd_host.on_roots_changed(); loop thread only. */
+  void (*roots_cb)(void *arg);
+  void *roots_arg;
   int live;                 /* its tools are registered */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */

@@ -693,13 +693,76 @@ static void on_cancelled(session *s, json_object *params) {
     call_cancel(r->call);
 }
 
-void methods_notification(void *ctx, session *s, const char *name,
+/* --- the client's roots ------------------------------------------------ */
+
+typedef struct roots_fetch {
+  methods_ctx *ctx;
+  session *session;
+} roots_fetch;
+
+/* session_reply_fn for roots/list. */
+static void roots_reply(void *arg, json_object *result, json_object *error) {
+  roots_fetch *f = arg;
+  session *s = f->session;
+  methods_ctx *ctx = f->ctx;
+  json_object *roots;
+  const char *text;
+  size_t len;
+  char *copy;
+
+  free(f);
+  if (error != NULL) {
+    json_object *code;
+    /* The session ending before the answer is no news. */
+    if (json_object_object_get_ex(error, "code", &code) &&
+        json_object_get_int(code) == JSONRPC_CONNECTION_CLOSED)
+      log_debug("roots/list: the session ended first");
+    else
+      log_warn("roots/list failed: %s", json_object_to_json_string(error));
+    return;
+  }
+  if (!json_object_object_get_ex(result, "roots", &roots) ||
+      !json_object_is_type(roots, json_type_array)) {
+    log_warn("roots/list answered without a roots array; ignored");
+    return;
+  }
+  text = jsonrpc_to_string(roots, &len);
+  if ((copy = strdup(text)) == NULL)
+    return;
+  free(s->roots);
+  s->roots = copy;
+  log_debug("the client's roots: %s", copy);
+  if (ctx->roots_changed_cb != NULL)
+    ctx->roots_changed_cb(ctx->arg);
+}
+
+/* Asks the client for its roots, when it offers them. */
+static void fetch_roots(methods_ctx *ctx, session *s) {
+  json_object *roots;
+  roots_fetch *f;
+
+  if (!json_object_object_get_ex(s->client_capabilities, "roots", &roots) ||
+      !json_object_is_type(roots, json_type_object))
+    return;
+  if ((f = malloc(sizeof(*f))) == NULL)
+    return;
+  f->ctx = ctx;
+  f->session = s;
+  if (session_request(s, "roots/list", NULL, roots_reply, f) == NULL)
+    free(f);
+}
+
+void methods_notification(void *arg, session *s, const char *name,
                           json_object *params) {
-  (void)ctx;
-  if (strcmp(name, "notifications/initialized") == 0)
+  methods_ctx *ctx = arg;
+  if (strcmp(name, "notifications/initialized") == 0) {
     log_debug("the client is ready");
-  else if (strcmp(name, "notifications/cancelled") == 0)
+    fetch_roots(ctx, s);
+  } else if (strcmp(name, "notifications/roots/list_changed") == 0) {
+    fetch_roots(ctx, s);
+  } else if (strcmp(name, "notifications/cancelled") == 0) {
     on_cancelled(s, params);
-  else
+  } else {
     log_debug("ignoring notification %s", name);
+  }
 }

@@ -18,6 +18,10 @@ typedef struct methods_ctx {
   const options *opts;
   call_exec *exec;
   struct lh_table *subscriptions; /* URI -> who subscribed, what was told */
+  /* Runs on the loop when a session's roots changed (the owner tells the
+   * plugins). */
+  void (*roots_changed_cb)(void *arg);
+  void *arg;
 } methods_ctx;
 
 int methods_init(methods_ctx *ctx, registry *reg, const options *opts,

@@ -36,6 +36,9 @@ static const char usage[] =
     "                          (default 1024; more get an error)\n"
     "  --threads N             worker threads for MCPD_EXEC_POOL tools\n"
     "                          (default 8)\n"
+    "  --request-timeout MS    how long a plugin's request to the client\n"
+    "                          (sampling, elicitation, roots) may wait for\n"
+    "                          its answer (default 60000)\n"
     "  --allow-insecure-plugins  load plugins that other users can write\n"
     "  --list                  list plugins, tools and load errors, then exit\n"
     "  --call TOOL             call TOOL once, print the result, exit\n"
@@ -57,6 +60,7 @@ enum {
   OPT_MAX_MESSAGE,
   OPT_PAGE_SIZE,
   OPT_MAX_IN_FLIGHT,
+  OPT_REQUEST_TIMEOUT,
   OPT_THREADS,
   OPT_INSECURE,
   OPT_LIST,
@@ -76,6 +80,7 @@ static const struct option long_options[] = {
     {"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
     {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
     {"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
+    {"request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"list", no_argument, NULL, OPT_LIST},
@@ -119,7 +124,7 @@ static int config_error(const options *o, const char *key, const char *what) {
  * set win over the file. */
 /* Which settings the command line gave; they win over the file. */
 typedef struct cli_given {
-  int log_level, watch, max, page, insecure, in_flight, threads;
+  int log_level, watch, max, page, insecure, in_flight, threads, timeout;
 } cli_given;
 
 static int load_config(options *o, const cli_given *cli) {
@@ -181,6 +186,13 @@ static int load_config(options *o, const cli_given *cli) {
         return config_error(o, key, "must be an integer from 1 to 1000000");
       if (!cli->in_flight)
         o->max_in_flight = (size_t)v;
+    } else if (strcmp(key, "requestTimeoutMs") == 0) {
+      int64_t v = json_object_get_int64(val);
+      if (!json_object_is_type(val, json_type_int) || v < 1 || v > 86400000)
+        return config_error(o, key,
+                            "must be an integer from 1 to 86400000 (a day)");
+      if (!cli->timeout)
+        o->request_timeout_ms = (uint64_t)v;
     } else if (strcmp(key, "threads") == 0) {
       int64_t v = json_object_get_int64(val);
       if (!json_object_is_type(val, json_type_int) || v < 1 || v > 1024)
@@ -202,7 +214,8 @@ static int load_config(options *o, const cli_given *cli) {
                           "unknown key (known: instructions, "
                           "plugins, pluginDirs, logLevel, "
                           "maxMessageSize, pageSize, maxInFlight, "
-                          "threads, allowInsecurePlugins, watch)");
+                          "requestTimeoutMs, threads, allowInsecurePlugins, "
+                          "watch)");
     }
   }
   if (o->plugin_configs) {
@@ -262,6 +275,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->max_message = MCPD_DEFAULT_MAX_MESSAGE;
   o->page_size = MCPD_DEFAULT_PAGE_SIZE;
   o->max_in_flight = MCPD_DEFAULT_MAX_IN_FLIGHT;
+  o->request_timeout_ms = MCPD_DEFAULT_REQUEST_TIMEOUT_MS;
   o->threads = MCPD_DEFAULT_THREADS;
   o->transport = "stdio";
 
@@ -321,6 +335,18 @@ int options_parse(options *o, int argc, char **argv) {
       }
       cli.in_flight = 1;
       break;
+    case OPT_REQUEST_TIMEOUT: {
+      size_t ms;
+      if (parse_size(optarg, 1, 86400000, &ms) != 0) {
+        log_error("--request-timeout: \"%s\" is not a number of "
+                  "milliseconds from 1 to 86400000",
+                  optarg);
+        return -1;
+      }
+      o->request_timeout_ms = ms;
+      cli.timeout = 1;
+      break;
+    }
     case OPT_THREADS:
       if (parse_size(optarg, 1, 1024, &o->threads) != 0) {
         log_error("--threads: \"%s\" is not a number from 1 to 1024", optarg);

@@ -9,6 +9,7 @@
 #define MCPD_DEFAULT_MAX_MESSAGE ((size_t)64 * 1024 * 1024)
 #define MCPD_DEFAULT_PAGE_SIZE 1000
 #define MCPD_DEFAULT_MAX_IN_FLIGHT 1024
+#define MCPD_DEFAULT_REQUEST_TIMEOUT_MS 60000
 #define MCPD_DEFAULT_THREADS 8
 
 typedef enum options_mode {
@@ -34,7 +35,9 @@ typedef struct options {
   size_t max_message;
   size_t page_size;
   size_t max_in_flight; /* per session */
-  size_t threads;       /* the libuv pool, which runs POOL tools */
+  /* How long a request to the client may wait for its answer. */
+  uint64_t request_timeout_ms;
+  size_t threads; /* the libuv pool, which runs POOL tools */
   int allow_insecure;
   const char *call_tool;
   const char *call_args;

@@ -100,6 +100,13 @@ static void resource_updated_cb(void *arg, const char *uri) {
   }
 }
 
+/* methods_ctx.roots_changed_cb: every plugin that asked hears of it. */
+static void roots_changed_cb(void *arg) {
+  server *srv = arg;
+  for (plugin *p = srv->loader.plugins; p; p = p->next)
+    call_roots_changed(p);
+}
+
 static void calls_drained_cb(void *arg);
 
 /* watch_cb */
@@ -123,8 +130,11 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->exec.log_cb = plugin_log_cb;
   srv->exec.updated_cb = resource_updated_cb;
   srv->exec.arg = srv;
+  srv->exec.request_timeout_ms = opts->request_timeout_ms;
   if (methods_init(&srv->methods, &srv->registry, opts, &srv->exec) != 0)
     return -1;
+  srv->methods.roots_changed_cb = roots_changed_cb;
+  srv->methods.arg = srv;
 
   uv_timer_init(loop, &srv->announce_timer);
   srv->announce_timer.data = srv;

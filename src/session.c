@@ -123,6 +123,106 @@ static int id_equal(const void *a, const void *b) {
   return json_object_equal((json_object *)a, (json_object *)b);
 }
 
+/* A request the server sent, awaiting its answer. */
+typedef struct outgoing {
+  char id[32];
+  session_reply_fn reply;
+  void *arg;
+} outgoing;
+
+/* Removes the outgoing request `id`; NULL when there is none. */
+static outgoing *take_outgoing(session *s, const char *id) {
+  void *v;
+  if (id == NULL || !lh_table_lookup_ex(s->outgoing, id, &v))
+    return NULL;
+  lh_table_delete(s->outgoing, id);
+  return v;
+}
+
+/* Runs an outgoing request's reply with an error of the server's own. */
+static void fail_one(outgoing *o, int code, const char *message) {
+  json_object *error = json_object_new_object();
+  json_object_object_add(error, "code", json_object_new_int(code));
+  json_object_object_add(error, "message", json_object_new_string(message));
+  o->reply(o->arg, NULL, error);
+  json_object_put(error);
+  free(o);
+}
+
+static void fail_outgoing(session *s, int code, const char *message) {
+  struct lh_entry *e;
+  /* Each reply may send (or fail) other requests: restart after each. */
+  while (s->outgoing != NULL && (e = s->outgoing->head) != NULL) {
+    outgoing *o = (outgoing *)lh_entry_v(e);
+    lh_table_delete(s->outgoing, o->id);
+    fail_one(o, code, message);
+  }
+}
+
+const char *session_request(session *s, const char *method, json_object *params,
+                            session_reply_fn reply, void *arg) {
+  outgoing *o = calloc(1, sizeof(*o));
+  json_object *msg;
+
+  if (o == NULL || !s->initialized) {
+    free(o);
+    json_object_put(params);
+    return NULL;
+  }
+  snprintf(o->id, sizeof(o->id), "mcpd-%llu", ++s->next_outgoing);
+  o->reply = reply;
+  o->arg = arg;
+  if (lh_table_insert(s->outgoing, o->id, o) != 0) {
+    free(o);
+    json_object_put(params);
+    return NULL;
+  }
+  msg = jsonrpc_notification(method, params);
+  json_object_object_add(msg, "id", json_object_new_string(o->id));
+  send_msg(s, msg);
+  return o->id;
+}
+
+void session_cancel_request(session *s, const char *id, int code,
+                            const char *message) {
+  outgoing *o = take_outgoing(s, id);
+  json_object *params;
+  if (o == NULL)
+    return;
+  params = json_object_new_object();
+  json_object_object_add(params, "requestId", json_object_new_string(o->id));
+  json_object_object_add(params, "reason", json_object_new_string(message));
+  send_msg(s, jsonrpc_notification("notifications/cancelled", params));
+  fail_one(o, code, message);
+}
+
+/* A response from the client: the answer to one of our requests. */
+static void handle_response(session *s, json_object *obj, json_object *id) {
+  json_object *result = NULL, *error = NULL;
+  outgoing *o = json_object_is_type(id, json_type_string)
+                    ? take_outgoing(s, json_object_get_string(id))
+                    : NULL;
+
+  if (o == NULL) {
+    /* Late (after a timeout), duplicated or never asked: dropped, as
+     * JSON-RPC asks. */
+    log_debug("ignoring a response to no request of ours (id %s)",
+              json_object_to_json_string(id));
+    return;
+  }
+  json_object_object_get_ex(obj, "result", &result);
+  json_object_object_get_ex(obj, "error", &error);
+  if (error != NULL && !json_object_is_type(error, json_type_object))
+    error = NULL;
+  if (result == NULL && error == NULL) {
+    fail_one(o, JSONRPC_INVALID_REQUEST,
+             "the client answered with neither a result nor an error object");
+    return;
+  }
+  o->reply(o->arg, error ? NULL : result, error);
+  free(o);
+}
+
 session *session_new(const session_io *io, const session_handler *handler) {
   session *s = calloc(1, sizeof(*s));
   if (s == NULL)
@@ -135,6 +235,13 @@ session *session_new(const session_io *io, const session_handler *handler) {
   json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
   s->by_id = lh_table_new(64, NULL, id_hash, id_equal);
   if (s->by_id == NULL) {
+    json_tokener_free(s->tok);
+    free(s);
+    return NULL;
+  }
+  s->outgoing = lh_kchar_table_new(16, NULL);
+  if (s->outgoing == NULL) {
+    lh_table_free(s->by_id);
     json_tokener_free(s->tok);
     free(s);
     return NULL;
@@ -160,6 +267,10 @@ void session_free(session *s) {
     if (r->batch)
       r->batch->session = NULL;
   }
+  /* Requests to the client get their answer now: there will be none. */
+  fail_outgoing(s, JSONRPC_CONNECTION_CLOSED, "the session ended");
+  lh_table_free(s->outgoing);
+  free(s->roots);
   json_object_put(s->client_info);
   json_object_put(s->client_capabilities);
   json_object_put(s->empty_params);
@@ -317,10 +428,7 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     return;
   }
   case JSONRPC_KIND_RESPONSE:
-    /* mcpd sends no requests to the client yet, so a response answers
-     * nothing: it is dropped, as JSON-RPC asks. */
-    log_debug("ignoring a response from the client (id %s)",
-              json_object_to_json_string(m.id));
+    handle_response(s, obj, m.id);
     return;
   case JSONRPC_KIND_NOTIFICATION:
     s->handler.notification(s->handler.arg, s, m.method, m.params);

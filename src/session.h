@@ -40,6 +40,15 @@ typedef struct request {
   struct request *prev, *next;
 } request;
 
+/* The answer to a request the server sent the client: exactly one of
+ * `result` and `error` (the JSON-RPC error object) is set, both borrowed
+ * for the duration of the call.  Runs exactly once per request: when the
+ * answer arrives, when session_cancel_request() gives up on it, or when
+ * the session is freed (then `error` is {"code": -32000, "message":
+ * "the session ended"}). */
+typedef void (*session_reply_fn)(void *arg, json_object *result,
+                                 json_object *error);
+
 typedef struct session_handler {
   /* Answer `r` exactly once, now or later. */
   void (*request)(void *arg, request *r);
@@ -69,6 +78,13 @@ typedef struct session {
   /* URIs the client subscribed to, as the keys of an object; kept by the
    * methods (methods_session_closed() empties it). */
   json_object *subscriptions;
+  /* Requests this server sent the client, by id ("mcpd-<n>"), awaiting
+   * their answers. */
+  struct lh_table *outgoing;
+  unsigned long long next_outgoing;
+  /* The client's roots (the roots/list result's array) as JSON text, or
+   * NULL; kept by the methods. */
+  char *roots;
   void *data; /* the owner's */
 } session;
 
@@ -99,6 +115,18 @@ void session_notify(session *s, const char *method, json_object *params);
 void request_reply(request *r, json_object *result);
 void request_reply_raw(request *r, const char *result, size_t len);
 void request_fail(request *r, int code, const char *message, json_object *data);
+
+/* Sends the client a request; `params` is consumed.  Returns the id it
+ * was sent under (owned by the session until the reply runs), or NULL
+ * when it could not be sent: then `reply` never runs.  The ids are
+ * strings of the server's own ("mcpd-1", ...), never the client's. */
+const char *session_request(session *s, const char *method, json_object *params,
+                            session_reply_fn reply, void *arg);
+/* Gives up on an outgoing request: tells the client with
+ * notifications/cancelled (with `reason`) and runs its reply now with
+ * `error`'s code and message.  Nothing happens for an unknown id. */
+void session_cancel_request(session *s, const char *id, int code,
+                            const char *message);
 
 /* Finds a request in flight by id, in O(1). */
 request *session_find_request(session *s, json_object *id);
