@@ -535,6 +535,115 @@ Suite *negotiation_suite(void) {
   return s;
 }
 
+/* --- requests the server sends the client --------------------------- */
+
+typedef struct reply_seen {
+  int calls;
+  char result[256];
+  int code;
+  char message[128];
+} reply_seen;
+
+static void record_reply(void *arg, json_object *result, json_object *error) {
+  reply_seen *seen = arg;
+  json_object *v;
+  seen->calls++;
+  if (result != NULL)
+    snprintf(seen->result, sizeof(seen->result), "%s", plain(result));
+  if (error != NULL) {
+    if (json_object_object_get_ex(error, "code", &v))
+      seen->code = json_object_get_int(v);
+    if (json_object_object_get_ex(error, "message", &v))
+      snprintf(seen->message, sizeof(seen->message), "%s",
+               json_object_get_string(v));
+  }
+}
+
+START_TEST(test_outgoing_request_answered) {
+  reply_seen a = {0}, b = {0};
+  const char *ida, *idb;
+  json_object *msg;
+
+  /* Nothing goes out before the session is initialized. */
+  ck_assert_ptr_null(
+      session_request(h.session, "roots/list", NULL, record_reply, &a));
+  harness_initialize(&h, "2025-11-25");
+  harness_clear(&h);
+  ida = session_request(h.session, "roots/list", NULL, record_reply, &a);
+  idb = session_request(h.session, "sampling/createMessage",
+                        parse_json("{\"maxTokens\":1}"), record_reply, &b);
+  ck_assert_str_eq(ida, "mcpd-1");
+  ck_assert_str_eq(idb, "mcpd-2");
+  ck_assert_uint_eq(h.cap.n, 2);
+  msg = harness_msg(&h, 1);
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "method")),
+                   "sampling/createMessage");
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "id")), "mcpd-2");
+  ck_assert_int_eq(json_object_get_int(json_path(msg, "params.maxTokens")), 1);
+  json_object_put(msg);
+
+  /* Answers in any order reach their own callers, once; a repeat, an
+   * unknown id or the client's own id space are ignored. */
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpd-2\","
+                   "\"error\":{\"code\":-1,\"message\":\"no\"}}");
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpd-1\","
+                   "\"result\":{\"roots\":[]}}");
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpd-1\","
+                   "\"result\":{\"roots\":[1]}}");
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+  ck_assert_uint_eq(h.cap.n, 0);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_str_eq(a.result, "{\"roots\":[]}");
+  ck_assert_int_eq(b.calls, 1);
+  ck_assert_int_eq(b.code, -1);
+  ck_assert_str_eq(b.message, "no");
+}
+END_TEST
+
+START_TEST(test_outgoing_request_cancelled_and_session_end) {
+  reply_seen a = {0}, b = {0};
+  const char *ida;
+  json_object *msg;
+
+  harness_initialize(&h, "2025-11-25");
+  harness_clear(&h);
+  ida = session_request(h.session, "roots/list", NULL, record_reply, &a);
+  ck_assert_ptr_nonnull(
+      session_request(h.session, "roots/list", NULL, record_reply, &b));
+  harness_clear(&h);
+  /* Giving up tells the client and answers the caller at once. */
+  session_cancel_request(h.session, ida, -32001, "timed out");
+  ck_assert_uint_eq(h.cap.n, 1);
+  msg = harness_msg(&h, 0);
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "method")),
+                   "notifications/cancelled");
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "params.requestId")),
+                   "mcpd-1");
+  json_object_put(msg);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_int_eq(a.code, -32001);
+  /* A late answer to it is dropped; cancelling twice does nothing. */
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpd-1\",\"result\":{}}");
+  session_cancel_request(h.session, "mcpd-1", -32001, "again");
+  ck_assert_int_eq(a.calls, 1);
+  /* An answer that is neither result nor error fails the request. */
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpd-2\",\"error\":7}");
+  ck_assert_int_eq(b.calls, 1);
+  ck_assert_int_eq(b.code, -32600);
+  /* The session ending answers what is still pending. */
+  {
+    reply_seen c = {0};
+    ck_assert_ptr_nonnull(
+        session_request(h.session, "roots/list", NULL, record_reply, &c));
+    server_close_session(&h.srv, h.session);
+    h.session = NULL;
+    ck_assert_int_eq(c.calls, 1);
+    ck_assert_int_eq(c.code, -32000);
+  }
+}
+END_TEST
+
 Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *tc;
@@ -588,6 +697,12 @@ Suite *session_suite(void) {
   tcase_add_test(tc, test_fresh_state_after_error);
   tcase_add_test(tc, test_method_with_nul);
   tcase_add_test(tc, test_null_id_error_response_ignored);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("outgoing");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_outgoing_request_answered);
+  tcase_add_test(tc, test_outgoing_request_cancelled_and_session_end);
   suite_add_tcase(s, tc);
   return s;
 }
