@@ -7,7 +7,9 @@
  * fixed answers come from one callback that replays the content blocks
  * its entry's `data` points to; test_tool_with_logging and
  * test_tool_with_progress run on the pool and sleep between steps; the
- * watched resource starts a thread while a client is subscribed to it.
+ * sampling and elicitation tools ask the client and wait for its answer
+ * on the pool (ABI 1.1); the watched resource starts a thread while a
+ * client is subscribed to it.
  *
  * Config ("plugins": {"everything": {...}}), every key optional:
  *   watch_interval_ms  how often the watched resource reports a change
@@ -230,6 +232,219 @@ static int tool_with_progress(mcpd_call *call, const mcpd_request *req) {
   return host->result_text(call, json_object_get_string(token));
 }
 
+/* --- asking the client -------------------------------------------------- */
+
+/* The answer's text as the tools report it: compact, keys in the client's
+ * order, slashes as sent. */
+static const char *compact(json_object *value) {
+  return json_object_to_json_string_ext(
+      value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* Sends `params` (consumed) and waits for the client's result, on the
+ * pool.  On failure -- the client lacks the capability, answered with an
+ * error, never answered -- the call gets an isError result saying why,
+ * and NULL is returned. */
+static json_object *ask_client(mcpd_call *call, const mcpd_request *req,
+                               const char *method, json_object *params) {
+  const mcpd_host *host = req->host;
+  json_object *result = NULL;
+  char *error = NULL;
+
+  if (params == NULL) {
+    host->result_error(call, "%s: out of memory", req->name);
+    return NULL;
+  }
+  if (host->client_request_wait(call, method, params, &result, &error) !=
+      MCPD_OK) {
+    host->result_error(call, "%s failed: %s", method,
+                       error != NULL ? error : host->last_error());
+    host->free(error);
+    return NULL;
+  }
+  return result;
+}
+
+/* A string argument the input schema made required. */
+static const char *string_argument(const mcpd_request *req, const char *name) {
+  json_object *v;
+
+  if (!json_object_object_get_ex(req->arguments, name, &v))
+    return "";
+  return json_object_get_string(v);
+}
+
+/* The text of a sampling result's content: one block, or an array of
+ * blocks (2025-11-25) whose text blocks are joined. */
+static int add_sampled_text(mcpd_call *call, const mcpd_request *req,
+                            json_object *result) {
+  const mcpd_host *host = req->host;
+  json_object *content, *type, *text;
+  size_t n = 1;
+  int rc = MCPD_ERROR;
+  char *joined = NULL;
+
+  if (!json_object_object_get_ex(result, "content", &content))
+    return host->result_error(call, "the client's answer has no content: %s",
+                              compact(result));
+  if (json_object_is_type(content, json_type_array))
+    n = json_object_array_length(content);
+  for (size_t i = 0; i < n; i++) {
+    json_object *block = json_object_is_type(content, json_type_array)
+                             ? json_object_array_get_idx(content, i)
+                             : content;
+    char *next;
+
+    if (!json_object_object_get_ex(block, "type", &type) ||
+        strcmp(json_object_get_string(type), "text") != 0 ||
+        !json_object_object_get_ex(block, "text", &text))
+      continue;
+    next = host->mprintf("%s%s", joined != NULL ? joined : "",
+                         json_object_get_string(text));
+    host->free(joined);
+    if ((joined = next) == NULL)
+      return MCPD_ERROR;
+  }
+  if (joined == NULL)
+    return host->result_error(call, "the client's answer holds no text: %s",
+                              compact(result));
+  rc = host->result_textf(call, "LLM response: %s", joined);
+  host->free(joined);
+  return rc;
+}
+
+static int tool_sampling(mcpd_call *call, const mcpd_request *req) {
+  json_object *params, *message, *content, *messages, *result;
+  int rc;
+
+  content = json_object_new_object();
+  json_object_object_add(content, "type", json_object_new_string("text"));
+  json_object_object_add(
+      content, "text", json_object_new_string(string_argument(req, "prompt")));
+  message = json_object_new_object();
+  json_object_object_add(message, "role", json_object_new_string("user"));
+  json_object_object_add(message, "content", content);
+  messages = json_object_new_array();
+  json_object_array_add(messages, message);
+  params = json_object_new_object();
+  json_object_object_add(params, "messages", messages);
+  json_object_object_add(params, "maxTokens", json_object_new_int(100));
+  result = ask_client(call, req, "sampling/createMessage", params);
+  if (result == NULL)
+    return MCPD_OK;
+  rc = add_sampled_text(call, req, result);
+  json_object_put(result);
+  return rc;
+}
+
+/* Reports an elicitation's answer as "<prefix> action=<action>" and, when
+ * the client sent content, ", content=<content JSON>": a declined or
+ * cancelled form is a result too, not a failure. */
+static int report_elicitation(mcpd_call *call, const mcpd_request *req,
+                              const char *prefix, json_object *result) {
+  json_object *action, *content;
+
+  if (!json_object_object_get_ex(result, "action", &action))
+    return req->host->result_error(
+        call, "the client's answer has no action: %s", compact(result));
+  if (!json_object_object_get_ex(result, "content", &content))
+    return req->host->result_textf(call, "%s action=%s", prefix,
+                                   json_object_get_string(action));
+  return req->host->result_textf(call, "%s action=%s, content=%s", prefix,
+                                 json_object_get_string(action),
+                                 compact(content));
+}
+
+/* Asks for a form: `message` and `schema` (JSON text) become the
+ * elicitation/create params. */
+static int elicit_form(mcpd_call *call, const mcpd_request *req,
+                       const char *message, const char *schema,
+                       const char *prefix) {
+  json_object *params, *requested, *result;
+  int rc;
+
+  requested = json_tokener_parse(schema);
+  if (requested == NULL) {
+    req->host->log(req->self, MCPD_LOG_ERROR, "%s: bad requestedSchema",
+                   req->name);
+    return MCPD_ERROR;
+  }
+  params = json_object_new_object();
+  json_object_object_add(params, "message", json_object_new_string(message));
+  json_object_object_add(params, "requestedSchema", requested);
+  result = ask_client(call, req, "elicitation/create", params);
+  if (result == NULL)
+    return MCPD_OK;
+  rc = report_elicitation(call, req, prefix, result);
+  json_object_put(result);
+  return rc;
+}
+
+static const char user_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"username\":{\"type\":\"string\",\"description\":\"User's response\"},"
+    "\"email\":{\"type\":\"string\",\"description\":\"User's email address\"}"
+    "},\"required\":[\"username\",\"email\"]}";
+
+static int tool_elicitation(mcpd_call *call, const mcpd_request *req) {
+  return elicit_form(call, req, string_argument(req, "message"), user_schema,
+                     "User response:");
+}
+
+/* SEP-1034: a default for each primitive type; 30 stays an integer and
+ * 95.5 a number on the wire, since json-c keeps the text it parsed. */
+static const char defaults_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"name\":{\"type\":\"string\",\"description\":\"User name\","
+    "\"default\":\"John Doe\"},"
+    "\"age\":{\"type\":\"integer\",\"description\":\"User age\","
+    "\"default\":30},"
+    "\"score\":{\"type\":\"number\",\"description\":\"User score\","
+    "\"default\":95.5},"
+    "\"status\":{\"type\":\"string\",\"description\":\"User status\","
+    "\"enum\":[\"active\",\"inactive\",\"pending\"],\"default\":\"active\"},"
+    "\"verified\":{\"type\":\"boolean\",\"description\":\"Verification "
+    "status\",\"default\":true}"
+    "},\"required\":[]}";
+
+static int tool_elicitation_defaults(mcpd_call *call, const mcpd_request *req) {
+  return elicit_form(call, req,
+                     "Please review and update the form fields with defaults",
+                     defaults_schema, "Elicitation completed:");
+}
+
+/* SEP-1330: every enum shape, single and multiple choice. */
+static const char enums_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"untitledSingle\":{\"type\":\"string\","
+    "\"description\":\"Select one option\","
+    "\"enum\":[\"option1\",\"option2\",\"option3\"]},"
+    "\"titledSingle\":{\"type\":\"string\","
+    "\"description\":\"Select one option with titles\","
+    "\"oneOf\":[{\"const\":\"value1\",\"title\":\"First Option\"},"
+    "{\"const\":\"value2\",\"title\":\"Second Option\"},"
+    "{\"const\":\"value3\",\"title\":\"Third Option\"}]},"
+    "\"legacyEnum\":{\"type\":\"string\","
+    "\"description\":\"Select one option (legacy)\","
+    "\"enum\":[\"opt1\",\"opt2\",\"opt3\"],"
+    "\"enumNames\":[\"Option One\",\"Option Two\",\"Option Three\"]},"
+    "\"untitledMulti\":{\"type\":\"array\","
+    "\"description\":\"Select multiple options\",\"minItems\":1,"
+    "\"maxItems\":3,\"items\":{\"type\":\"string\","
+    "\"enum\":[\"option1\",\"option2\",\"option3\"]}},"
+    "\"titledMulti\":{\"type\":\"array\","
+    "\"description\":\"Select multiple options with titles\","
+    "\"minItems\":1,\"maxItems\":3,\"items\":{\"anyOf\":["
+    "{\"const\":\"value1\",\"title\":\"First Choice\"},"
+    "{\"const\":\"value2\",\"title\":\"Second Choice\"},"
+    "{\"const\":\"value3\",\"title\":\"Third Choice\"}]}}"
+    "},\"required\":[]}";
+
+static int tool_elicitation_enums(mcpd_call *call, const mcpd_request *req) {
+  return elicit_form(call, req, "Please select options from the enum fields",
+                     enums_schema, "Elicitation completed:");
+}
+
 static int tool_json_schema(mcpd_call *call, const mcpd_request *req) {
   const char *args = json_object_to_json_string_ext(
       req->arguments, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -324,6 +539,44 @@ static const mcpd_tool tools[] = {
                        "apart, then returns the progress token.",
         .input_schema = NO_ARGUMENTS,
         .call = tool_with_progress,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_sampling",
+        .description = "Asks the client's model to complete the prompt "
+                       "(sampling) and returns its answer.",
+        .input_schema =
+            "{\"type\":\"object\",\"properties\":{\"prompt\":{"
+            "\"type\":\"string\",\"description\":\"The prompt to send "
+            "to the LLM\"}},\"required\":[\"prompt\"]}",
+        .call = tool_sampling,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_elicitation",
+        .description = "Asks the user for a username and an email address "
+                       "(elicitation) and returns the answer.",
+        .input_schema =
+            "{\"type\":\"object\",\"properties\":{\"message\":{"
+            "\"type\":\"string\",\"description\":\"The message to show "
+            "the user\"}},\"required\":[\"message\"]}",
+        .call = tool_elicitation,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_elicitation_sep1034_defaults",
+        .description = "Asks for a form whose fields all have defaults "
+                       "(SEP-1034) and returns the answer.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_elicitation_defaults,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_elicitation_sep1330_enums",
+        .description = "Asks for a form with every kind of enum field "
+                       "(SEP-1330) and returns the answer.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_elicitation_enums,
         .exec = MCPD_EXEC_POOL,
     },
     {

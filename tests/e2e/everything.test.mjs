@@ -16,6 +16,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
   ResourceUpdatedNotificationSchema,
@@ -65,8 +67,27 @@ const TOOLS = [
   'test_tool_with_logging',
   'test_error_handling',
   'test_tool_with_progress',
+  'test_sampling',
+  'test_elicitation',
+  'test_elicitation_sep1034_defaults',
+  'test_elicitation_sep1330_enums',
   'json_schema_2020_12_tool',
 ];
+
+/** Input schemas of the tools that take arguments; the others take none. */
+const INPUT_SCHEMAS = {
+  test_sampling: {
+    type: 'object',
+    properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } },
+    required: ['prompt'],
+  },
+  test_elicitation: {
+    type: 'object',
+    properties: { message: { type: 'string', description: 'The message to show the user' } },
+    required: ['message'],
+  },
+  json_schema_2020_12_tool: JSON_SCHEMA_2020_12,
+};
 
 /** Tools that answer at once with a fixed result. */
 const FIXED_RESULTS = {
@@ -239,9 +260,12 @@ const PROMPT_GETS = {
  * Connects an SDK client to a fresh mcpd serving only the everything
  * plugin, with `config` as its plugin config.  `received` and `sent` record
  * every JSON-RPC message in wire order; `errors` what the SDK reported
- * through onerror (a response or progress it could not place, say).
+ * through onerror (a response or progress it could not place, say);
+ * `stdout()` the bytes mcpd wrote, for what parsing hides (30 versus
+ * 30.0).  The client declares `capabilities`; `setup(client)` installs its
+ * handlers before it connects.
  */
-async function connect(t, { config } = {}) {
+async function connect(t, { config, capabilities, setup } = {}) {
   const dir = await makePluginDir(['everything']);
   const args = ['--plugins', dir, '--no-watch'];
   if (config !== undefined) args.push('--config', await configFile({ plugins: { everything: config } }));
@@ -261,19 +285,25 @@ async function connect(t, { config } = {}) {
     sent.push(message);
     return send(message, options);
   };
-  const client = new Client({ name: 'mcpd-e2e-everything', version: '0.0.0' });
+  const client = new Client({ name: 'mcpd-e2e-everything', version: '0.0.0' }, capabilities && { capabilities });
   client.onerror = (err) => errors.push(err);
+  if (setup) setup(client);
   let child;
+  let stdout = '';
   t.after(async () => {
     await client.close().catch(() => {});
     // mcpd ends on EOF with status 0: not if fini() hung (the SDK would
     // have sent SIGTERM) or a sanitizer reported something.
     if (child) assert.equal(child.exitCode, 0, `mcpd exited with ${child.exitCode}/${child.signalCode}:\n${stderr}`);
+    assert.doesNotMatch(stderr, /Sanitizer|runtime error:/, stderr);
   });
   await withTimeout(client.connect(transport), 10000, 'SDK client connect');
   child = transport._process;
   assert.ok(child, 'SDK internals changed: no _process on the transport');
-  return { client, child, dir, received, sent, errors, stderr: () => stderr };
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  return { client, child, dir, received, sent, errors, stderr: () => stderr, stdout: () => stdout };
 }
 
 /** The id of the last request sent with `method`. */
@@ -354,8 +384,7 @@ describe('everything fixture (SDK client)', () => {
         assert.equal(typeof tool.description, 'string', tool.name);
         assert.ok(tool.description.length > 0, `${tool.name} has an empty description`);
         assert.match(tool.name, /^[A-Za-z0-9_./-]{1,64}$/);
-        const schema = tool.name === 'json_schema_2020_12_tool' ? JSON_SCHEMA_2020_12 : NO_ARGUMENTS;
-        assert.deepEqual(tool.inputSchema, schema, tool.name);
+        assert.deepEqual(tool.inputSchema, INPUT_SCHEMAS[tool.name] ?? NO_ARGUMENTS, tool.name);
       }
       const jsonTool = tools.find((x) => x.name === 'json_schema_2020_12_tool');
       assert.equal(jsonTool.description, 'Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)');
@@ -546,6 +575,232 @@ describe('everything fixture (SDK client)', () => {
           .map((n) => n.params.progress),
         [0, 50, 100],
       );
+    });
+
+    describe('asking the client', () => {
+      // What the conformance suite's client declares and answers.
+      const CAPABILITIES = { sampling: {}, elicitation: {} };
+      const SAMPLED = {
+        role: 'assistant',
+        content: { type: 'text', text: 'This is a test response from the client' },
+        model: 'test-model',
+        stopReason: 'endTurn',
+      };
+
+      /** A client that answers elicitation/create with `answer`. */
+      const elicitingClient = (t, answer, asked) =>
+        connect(t, {
+          capabilities: CAPABILITIES,
+          setup: (client) =>
+            client.setRequestHandler(ElicitRequestSchema, (request) => {
+              asked.push(request.params);
+              return answer;
+            }),
+        });
+
+      /** The one request with `method` mcpd sent, as it went over the wire. */
+      function onlyRequest(conn, method) {
+        const requests = conn.received.filter((m) => m.method === method && 'id' in m);
+        assert.equal(requests.length, 1, JSON.stringify(requests));
+        return requests[0];
+      }
+
+      test('test_sampling: sampling/createMessage as the suite expects, the answer in the result', async (t) => {
+        const asked = [];
+        const conn = await connect(t, {
+          capabilities: CAPABILITIES,
+          setup: (client) =>
+            client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+              asked.push(request.params);
+              return SAMPLED;
+            }),
+        });
+        const res = await conn.client.callTool({ name: 'test_sampling', arguments: { prompt: 'Test prompt for sampling' } });
+        const expected = { content: [{ type: 'text', text: 'LLM response: This is a test response from the client' }] };
+        assert.deepEqual(rawResult(conn, 'tools/call'), expected);
+        assert.deepEqual(res.content, expected.content);
+        const params = {
+          messages: [{ role: 'user', content: { type: 'text', text: 'Test prompt for sampling' } }],
+          maxTokens: 100,
+        };
+        assert.deepEqual(onlyRequest(conn, 'sampling/createMessage').params, params);
+        assert.deepEqual(asked, [params]);
+      });
+
+      test('test_elicitation: the username/email form, the answer in the result', async (t) => {
+        const asked = [];
+        const conn = await elicitingClient(
+          t,
+          { action: 'accept', content: { username: 'testuser', email: 'test@example.com' } },
+          asked,
+        );
+        await conn.client.callTool({ name: 'test_elicitation', arguments: { message: 'Please provide your information' } });
+        assert.deepEqual(rawResult(conn, 'tools/call'), {
+          content: [
+            {
+              type: 'text',
+              text: 'User response: action=accept, content={"username":"testuser","email":"test@example.com"}',
+            },
+          ],
+        });
+        const params = {
+          message: 'Please provide your information',
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              username: { type: 'string', description: "User's response" },
+              email: { type: 'string', description: "User's email address" },
+            },
+            required: ['username', 'email'],
+          },
+        };
+        assert.deepEqual(onlyRequest(conn, 'elicitation/create').params, params);
+        assert.deepEqual(asked, [params]);
+      });
+
+      test('test_elicitation_sep1034_defaults: a default of each type, 30 an integer and 95.5 a number', async (t) => {
+        const asked = [];
+        const conn = await elicitingClient(
+          t,
+          {
+            action: 'accept',
+            content: { name: 'Jane Smith', age: 25, score: 88.0, status: 'inactive', verified: false },
+          },
+          asked,
+        );
+        await conn.client.callTool({ name: 'test_elicitation_sep1034_defaults', arguments: {} });
+        assert.deepEqual(rawResult(conn, 'tools/call'), {
+          content: [
+            {
+              type: 'text',
+              text: 'Elicitation completed: action=accept, content={"name":"Jane Smith","age":25,"score":88,"status":"inactive","verified":false}',
+            },
+          ],
+        });
+        const params = {
+          message: 'Please review and update the form fields with defaults',
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              name: { type: 'string', description: 'User name', default: 'John Doe' },
+              age: { type: 'integer', description: 'User age', default: 30 },
+              score: { type: 'number', description: 'User score', default: 95.5 },
+              status: {
+                type: 'string',
+                description: 'User status',
+                enum: ['active', 'inactive', 'pending'],
+                default: 'active',
+              },
+              verified: { type: 'boolean', description: 'Verification status', default: true },
+            },
+            required: [],
+          },
+        };
+        assert.deepEqual(onlyRequest(conn, 'elicitation/create').params, params);
+        assert.deepEqual(asked, [params]);
+        // JSON.parse reads 30.0 as 30: the bytes tell the integer apart.
+        const line = conn
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes('"elicitation/create"'));
+        assert.match(line, /"age":\{"type":"integer","description":"User age","default":30\}/);
+        assert.match(line, /"score":\{"type":"number","description":"User score","default":95\.5\}/);
+      });
+
+      test('test_elicitation_sep1330_enums: every enum shape exactly', async (t) => {
+        const asked = [];
+        const content = {
+          untitledSingle: 'option1',
+          titledSingle: 'value1',
+          legacyEnum: 'opt1',
+          untitledMulti: ['option1', 'option2'],
+          titledMulti: ['value1', 'value2'],
+        };
+        const conn = await elicitingClient(t, { action: 'accept', content }, asked);
+        await conn.client.callTool({ name: 'test_elicitation_sep1330_enums', arguments: {} });
+        assert.deepEqual(rawResult(conn, 'tools/call'), {
+          content: [{ type: 'text', text: `Elicitation completed: action=accept, content=${JSON.stringify(content)}` }],
+        });
+        const titled = (prefix) => [
+          { const: 'value1', title: `First ${prefix}` },
+          { const: 'value2', title: `Second ${prefix}` },
+          { const: 'value3', title: `Third ${prefix}` },
+        ];
+        const params = {
+          message: 'Please select options from the enum fields',
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              untitledSingle: {
+                type: 'string',
+                description: 'Select one option',
+                enum: ['option1', 'option2', 'option3'],
+              },
+              titledSingle: {
+                type: 'string',
+                description: 'Select one option with titles',
+                oneOf: titled('Option'),
+              },
+              legacyEnum: {
+                type: 'string',
+                description: 'Select one option (legacy)',
+                enum: ['opt1', 'opt2', 'opt3'],
+                enumNames: ['Option One', 'Option Two', 'Option Three'],
+              },
+              untitledMulti: {
+                type: 'array',
+                description: 'Select multiple options',
+                minItems: 1,
+                maxItems: 3,
+                items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+              },
+              titledMulti: {
+                type: 'array',
+                description: 'Select multiple options with titles',
+                minItems: 1,
+                maxItems: 3,
+                items: { anyOf: titled('Choice') },
+              },
+            },
+            required: [],
+          },
+        };
+        assert.deepEqual(onlyRequest(conn, 'elicitation/create').params, params);
+        assert.deepEqual(asked, [params]);
+      });
+
+      for (const action of ['decline', 'cancel']) {
+        test(`a ${action}ed elicitation is reported with its action`, async (t) => {
+          const asked = [];
+          const conn = await elicitingClient(t, { action }, asked);
+          const res = await conn.client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
+          assert.notEqual(res.isError, true, JSON.stringify(res));
+          assert.deepEqual(res.content, [{ type: 'text', text: `User response: action=${action}` }]);
+          const sep = await conn.client.callTool({ name: 'test_elicitation_sep1034_defaults', arguments: {} });
+          assert.deepEqual(sep.content, [{ type: 'text', text: `Elicitation completed: action=${action}` }]);
+          assert.equal(asked.length, 2);
+        });
+      }
+
+      test('a client without sampling or elicitation: isError results saying so, nothing sent', async (t) => {
+        const conn = await connect(t);
+        const calls = [
+          ['test_sampling', { prompt: 'p' }, /sampling/],
+          ['test_elicitation', { message: 'm' }, /elicitation/],
+          ['test_elicitation_sep1034_defaults', {}, /elicitation/],
+          ['test_elicitation_sep1330_enums', {}, /elicitation/],
+        ];
+        for (const [name, args, why] of calls) {
+          const res = await conn.client.callTool({ name, arguments: args });
+          assert.equal(res.isError, true, `${name}: ${JSON.stringify(res)}`);
+          assert.match(res.content[0].text, /did not declare/, name);
+          assert.match(res.content[0].text, why, name);
+        }
+        assert.deepEqual(
+          conn.received.filter((m) => 'method' in m && 'id' in m),
+          [],
+        );
+      });
     });
   });
 
