@@ -21,6 +21,7 @@ E2E_FILES = \
 	tests/e2e/reload.test.mjs \
 	tests/e2e/hardening.test.mjs \
 	tests/e2e/everything.test.mjs \
+	tests/e2e/client.test.mjs \
 	tests/e2e/fs.test.mjs \
 	tests/e2e/abi.test.mjs
 

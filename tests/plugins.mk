@@ -9,6 +9,8 @@
 #                      as version "2", for reloads that keep subscriptions
 #   reload_v1, _v2     two versions of plugin "reload", for hot reload
 #   printf_init        writes to stdout from init()
+#   asker              asks the client (sampling, elicitation, roots), one
+#                      tool per host function of ABI 1.1
 #   abi_major          ABI major 99                    refused
 #   newer_minor        ABI minor MCPD_ABI_MINOR + 1    refused
 #   no_symbol          exports no `mcpd_plugin`        refused
@@ -119,3 +121,8 @@ tests_plugins_content_v2_la_SOURCES = tests/plugins/content.c
 tests_plugins_content_v2_la_CPPFLAGS = $(AM_CPPFLAGS) -DCONTENT_VERSION='"2"'
 tests_plugins_content_v2_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
 tests_plugins_content_v2_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/asker.la
+tests_plugins_asker_la_SOURCES = tests/plugins/asker.c
+tests_plugins_asker_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_asker_la_LIBADD = $(JSONC_LIBS)
