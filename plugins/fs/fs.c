@@ -1,12 +1,14 @@
 /* fs.c -- the "fs" plugin: browse, read, search and (when allowed) write
- * files under configured root directories.
+ * files under root directories.
  *
- * The roots come from the plugin's config object; nothing outside them is
- * ever opened (resolve.c says how).  At init the files under the roots are
- * registered as resources, breadth first and bounded, so a client can
- * list them; the template file:///{+path} reads anything else under the
- * roots and completes paths.  Resources can be subscribed to (watch.c).
- * The tools are in tools.c.
+ * The roots come from the plugin's config object, or, when none are
+ * configured, from the client: each call serves the roots its client
+ * declared (call_roots()), opened for that call.  Nothing outside a call's
+ * roots is ever opened (resolve.c says how).  With configured roots the
+ * files under them are registered as resources at init, breadth first and
+ * bounded, so a client can list them; the template file:///{+path} reads
+ * anything else under the roots and completes paths.  Resources can be
+ * subscribed to (watch.c).  The tools are in tools.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +40,8 @@
 static int read_fail(mcpd_call *call, const mcpd_request *req, int code) {
   int not_found = code == FS_E_OUTSIDE || code == FS_E_ESCAPE ||
                   code == FS_E_SPECIAL || code == FS_E_SYMLINK ||
-                  code == FS_E_BADURI || code == -ENOENT || code == -ENOTDIR;
+                  code == FS_E_BADURI || code == FS_E_NOROOTS ||
+                  code == -ENOENT || code == -ENOTDIR;
 
   return req->host->fail(call,
                          not_found ? MCPD_ERR_NOT_FOUND : MCPD_ERR_INTERNAL,
@@ -71,14 +74,18 @@ static int read_directory(mcpd_call *call, const mcpd_request *req, int fd) {
 static int read_cb(mcpd_call *call, const mcpd_request *req) {
   const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
-  struct fs_target t;
+  struct fs_roots roots;
+  struct fs_target t = {0};
   struct stat sb;
   char *data = NULL;
   size_t n = 0;
   int fd, rc;
 
-  if ((rc = fs_locate_uri(st, req->name, &t)) != FS_OK)
-    return read_fail(call, req, rc);
+  if ((rc = fs_roots_get(req, call, &roots)) != FS_OK ||
+      (rc = fs_locate_uri(&roots, req->name, &t)) != FS_OK) {
+    rc = read_fail(call, req, rc);
+    goto out;
+  }
   if ((fd = fs_open_read(st, &t, &sb)) < 0) {
     rc = read_fail(call, req, fd);
     goto out;
@@ -122,6 +129,7 @@ static int read_cb(mcpd_call *call, const mcpd_request *req) {
 out:
   free(data);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return rc;
 }
 
@@ -129,12 +137,13 @@ out:
 
 /* Offers the roots that begin with what was typed ("" offers them all). */
 static void complete_roots(mcpd_call *call, const struct fs_state *st,
-                           const char *value, size_t *added, size_t *total) {
+                           const struct fs_roots *roots, const char *value,
+                           size_t *added, size_t *total) {
   size_t vlen = strlen(value);
 
-  for (size_t i = 0; i < st->n_roots; i++) {
+  for (size_t i = 0; i < roots->n; i++) {
     /* Without the leading '/': the template has it. */
-    char *v = st->host->mprintf("%s/", st->roots[i].path + 1);
+    char *v = st->host->mprintf("%s/", roots->v[i].path + 1);
 
     if (v && strncmp(v, value, vlen) == 0) {
       (*total)++;
@@ -158,6 +167,7 @@ static int complete_cb(mcpd_call *call, const mcpd_request *req,
   size_t dirlen = slash ? (size_t)(slash - value) + 1 : 0;
   const char *prefix = value + dirlen;
   size_t added = 0, total = 0, n = 0;
+  struct fs_roots roots;
   struct fs_target t = {0};
   struct fs_entry *e = NULL;
   struct stat sb;
@@ -167,13 +177,17 @@ static int complete_cb(mcpd_call *call, const mcpd_request *req,
   (void)context;
   if (strcmp(argument, "path") != 0)
     return MCPD_OK;
-  if ((dir = host->mprintf("/%.*s", (int)dirlen, value)) == NULL)
+  if (fs_roots_get(req, call, &roots) != FS_OK)
+    return MCPD_OK; /* no roots: nothing to offer */
+  if ((dir = host->mprintf("/%.*s", (int)dirlen, value)) == NULL) {
+    fs_roots_release(&roots);
     return host->fail(call, MCPD_ERR_INTERNAL, "out of memory");
-  rc = fs_locate(st, dir, &t);
+  }
+  rc = fs_locate(&roots, dir, &t);
   host->free(dir);
   if (rc == FS_E_OUTSIDE) {
     /* Above the roots: offer the roots themselves. */
-    complete_roots(call, st, value, &added, &total);
+    complete_roots(call, st, &roots, value, &added, &total);
     goto done;
   }
   if (rc != FS_OK || (fd = fs_open_read(st, &t, &sb)) < 0)
@@ -201,6 +215,7 @@ done:
     host->completion_total(call, total, 1);
   fs_entries_free(e, n);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return MCPD_OK;
 }
 
@@ -217,9 +232,10 @@ static int is_other_root(const struct fs_state *st, size_t self,
   return 0;
 }
 
-static int add_file(struct fs_state *st, size_t root, const char *rel) {
+static int add_file(struct fs_state *st, const struct fs_root *root,
+                    const char *rel) {
   struct fs_target t = {.root = root, .rel = (char *)rel};
-  char *abs = fs_target_path(st, &t), *uri = abs ? fs_path_uri(abs) : NULL;
+  char *abs = fs_target_path(&t), *uri = abs ? fs_path_uri(abs) : NULL;
   mcpd_resource r = {
       .uri = uri,
       .name = rel,
@@ -277,7 +293,8 @@ static void list_files(struct fs_state *st) {
       size_t ne = 0;
       int more, fd;
 
-      fd = fs_open_beneath(st, r, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK, 1);
+      fd = fs_open_beneath(st, &st->roots[r], dir,
+                           O_RDONLY | O_DIRECTORY | O_NONBLOCK, 1);
       if (fd < 0 || fs_read_entries(fd, NULL, FS_LIST_MAX_ENTRIES - looked, &e,
                                     &ne, &more) < 0) {
         free(dir);
@@ -291,8 +308,8 @@ static void list_files(struct fs_state *st) {
         if (rel == NULL)
           continue;
         if (S_ISDIR(e[i].mode)) {
-          struct fs_target t = {.root = r, .rel = rel};
-          char *abs = fs_target_path(st, &t);
+          struct fs_target t = {.root = &st->roots[r], .rel = rel};
+          char *abs = fs_target_path(&t);
           if (abs && !is_other_root(st, r, abs)) {
             if (n == cap) {
               char **p = realloc(queue, cap * 2 * sizeof(*p));
@@ -309,10 +326,11 @@ static void list_files(struct fs_state *st) {
           free(abs);
         } else if (S_ISREG(e[i].mode)) {
           /* Listed only when it can be read now. */
-          file = fs_open_beneath(st, r, rel, O_RDONLY | O_NONBLOCK, 1);
+          file =
+              fs_open_beneath(st, &st->roots[r], rel, O_RDONLY | O_NONBLOCK, 1);
           if (file >= 0) {
             close(file);
-            if (add_file(st, r, rel) == 0)
+            if (add_file(st, &st->roots[r], rel) == 0)
               listed++;
           }
         }
@@ -377,6 +395,40 @@ static int config_bool(const mcpd_host *host, char **errmsg, const char *key,
   return MCPD_OK;
 }
 
+/* Opens the directory at the absolute path `abs` as a root into *r:
+ * symbolic links in its path are resolved now, once.  Returns FS_OK or a
+ * negative code (-ENOTDIR: not a directory). */
+static int root_open(const char *abs, struct fs_root *r) {
+  char *real, *clean = NULL;
+  int fd, rc;
+
+  if ((real = realpath(abs, NULL)) == NULL)
+    return -errno;
+  if ((fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    rc = -errno;
+    free(real);
+    return rc;
+  }
+  if ((rc = fs_clean_path(abs, 1, &clean)) != FS_OK) {
+    close(fd);
+    free(real);
+    return rc;
+  }
+  r->path = real;
+  r->len = strlen(real);
+  r->fd = fd;
+  r->given = strcmp(clean, real) != 0 ? clean : NULL;
+  if (r->given == NULL)
+    free(clean);
+  return FS_OK;
+}
+
+static void root_close(struct fs_root *r) {
+  free(r->path);
+  free(r->given);
+  close(r->fd);
+}
+
 /* Opens one configured root: "~" means $HOME, relative paths are relative
  * to mcpd's working directory, and symbolic links in it are resolved now,
  * once. */
@@ -384,10 +436,9 @@ static int add_root(struct fs_state *st, char **errmsg, size_t index,
                     const char *given) {
   const mcpd_host *host = st->host;
   const char *home = getenv("HOME");
-  char *expanded = NULL, *real = NULL, *clean = NULL;
-  struct fs_root *r;
-  struct stat sb;
-  int rc = MCPD_ERROR, fd = -1;
+  char *expanded = NULL;
+  struct fs_root r;
+  int rc;
 
   if (given[0] == '\0')
     return config_error(host, errmsg, "roots[%zu] is an empty string", index);
@@ -409,43 +460,19 @@ static int add_root(struct fs_state *st, char **errmsg, size_t index,
   }
   if (expanded == NULL)
     return config_error(host, errmsg, "out of memory");
-  if ((real = realpath(expanded, NULL)) == NULL) {
-    config_error(host, errmsg, "roots[%zu] \"%s\": %s", index, given,
-                 fs_strerror(-errno));
-    goto out;
-  }
-  fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || fstat(fd, &sb) != 0) {
-    config_error(host, errmsg, "roots[%zu] \"%s\": %s", index, given,
-                 errno == ENOTDIR ? "not a directory" : fs_strerror(-errno));
-    goto out;
-  }
+  rc = root_open(expanded, &r);
+  host->free(expanded);
+  if (rc != FS_OK)
+    return config_error(host, errmsg, "roots[%zu] \"%s\": %s", index, given,
+                        rc == -ENOTDIR ? "not a directory" : fs_strerror(rc));
   for (size_t i = 0; i < st->n_roots; i++) {
-    if (strcmp(st->roots[i].path, real) == 0) {
-      rc = MCPD_OK; /* the same directory twice */
-      goto out;
+    if (strcmp(st->roots[i].path, r.path) == 0) {
+      root_close(&r); /* the same directory twice */
+      return MCPD_OK;
     }
   }
-  if (fs_clean_path(expanded, 1, &clean) != FS_OK) {
-    config_error(host, errmsg, "out of memory");
-    goto out;
-  }
-  r = &st->roots[st->n_roots++];
-  r->path = real;
-  r->len = strlen(real);
-  r->fd = fd;
-  r->given = strcmp(clean, real) != 0 ? clean : NULL;
-  if (r->given == NULL)
-    free(clean);
-  real = NULL;
-  fd = -1;
-  rc = MCPD_OK;
-out:
-  if (fd >= 0)
-    close(fd);
-  free(real);
-  host->free(expanded);
-  return rc;
+  st->roots[st->n_roots++] = r;
+  return MCPD_OK;
 }
 
 static int parse_config(struct fs_state *st, json_object *config,
@@ -454,7 +481,7 @@ static int parse_config(struct fs_state *st, json_object *config,
   json_object *roots = NULL;
 
   if (config == NULL)
-    return MCPD_OK; /* fs_init() offers nothing then */
+    return MCPD_OK; /* fs_init() serves the clients' roots then */
   if (!json_object_is_type(config, json_type_object))
     return config_error(
         host, errmsg,
@@ -509,6 +536,151 @@ static int parse_config(struct fs_state *st, json_object *config,
   return MCPD_OK;
 }
 
+/* --- the roots a call serves -------------------------------------------- */
+
+/* Opens the client's roots listed in `list` (call_roots()'s array) into
+ * *out: file:// URIs of local directories that exist, each once.  The rest
+ * is skipped with a log line, at `level`. */
+static int roots_open(const struct fs_state *st, json_object *list,
+                      struct fs_roots *out, mcpd_log_level level) {
+  size_t n = json_object_is_type(list, json_type_array)
+                 ? json_object_array_length(list)
+                 : 0;
+
+  memset(out, 0, sizeof(*out));
+  out->owned = 1;
+  if (n == 0)
+    return FS_E_NOROOTS;
+  if ((out->v = calloc(n, sizeof(*out->v))) == NULL)
+    return FS_E_NOMEM;
+  for (size_t i = 0; i < n; i++) {
+    json_object *uri = NULL;
+    const char *text = NULL;
+    char *path = NULL;
+    struct fs_root r;
+    int rc = FS_E_BADURI, dup = 0;
+
+    if (json_object_object_get_ex(json_object_array_get_idx(list, i), "uri",
+                                  &uri) &&
+        json_object_is_type(uri, json_type_string)) {
+      text = json_object_get_string(uri);
+      /* A NUL inside would cut the path short: not a URI we serve. */
+      if (strlen(text) == (size_t)json_object_get_string_len(uri) &&
+          (rc = fs_uri_path(text, &path)) == FS_OK)
+        rc = root_open(path, &r);
+      free(path);
+    }
+    if (rc != FS_OK) {
+      st->host->log(st->self, level, "the client's root %s is not served: %s",
+                    text ? text : "(no \"uri\")",
+                    rc == -ENOTDIR ? "not a directory" : fs_strerror(rc));
+      continue;
+    }
+    for (size_t j = 0; j < out->n && !dup; j++)
+      dup = strcmp(out->v[j].path, r.path) == 0;
+    if (dup)
+      root_close(&r);
+    else
+      out->v[out->n++] = r;
+  }
+  if (out->n == 0) {
+    free(out->v);
+    out->v = NULL;
+    return FS_E_NOROOTS;
+  }
+  return FS_OK;
+}
+
+int fs_roots_get(const mcpd_request *req, mcpd_call *call,
+                 struct fs_roots *out) {
+  struct fs_state *st = req->state;
+  json_object *list;
+  const char *text;
+  int changed = 0, rc;
+
+  memset(out, 0, sizeof(*out));
+  if (st->n_roots > 0) {
+    /* Configured roots win; the client's are not even looked at. */
+    out->v = st->roots;
+    out->n = st->n_roots;
+    return FS_OK;
+  }
+  if ((list = req->host->call_roots(call)) == NULL) {
+    json_object *result = NULL, *roots;
+
+    /* mcpd asks for the roots once the client is initialized; a call that
+     * came first sees none yet.  Ask the client itself: this fails at once
+     * when it offers no roots (or on the loop thread). */
+    if (req->host->client_request_wait(call, "roots/list",
+                                       json_object_new_object(), &result,
+                                       NULL) == MCPD_OK &&
+        json_object_object_get_ex(result, "roots", &roots))
+      list = json_object_get(roots);
+    json_object_put(result);
+    if (list == NULL)
+      return FS_E_NOROOTS;
+  }
+  /* Remembered for subscriptions, whose callback has no call to ask; the
+   * watcher looks again when they changed. */
+  text = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN);
+  pthread_mutex_lock(&st->seen_lock);
+  if (text && (st->seen == NULL || strcmp(st->seen, text) != 0)) {
+    char *copy = strdup(text);
+    if (copy != NULL) {
+      free(st->seen);
+      st->seen = copy;
+      changed = 1;
+      if (st->watch)
+        fs_watch_rearm(st->watch);
+    }
+  }
+  pthread_mutex_unlock(&st->seen_lock);
+  /* Say once per change, not on every call, which roots are skipped. */
+  rc = roots_open(st, list, out, changed ? MCPD_LOG_WARNING : MCPD_LOG_DEBUG);
+  json_object_put(list);
+  return rc;
+}
+
+int fs_roots_seen(struct fs_state *st, struct fs_roots *out) {
+  json_object *list = NULL;
+  int rc;
+
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&st->seen_lock);
+  if (st->seen != NULL)
+    list = json_tokener_parse(st->seen);
+  pthread_mutex_unlock(&st->seen_lock);
+  if (list == NULL)
+    return FS_E_NOROOTS;
+  rc = roots_open(st, list, out, MCPD_LOG_DEBUG);
+  json_object_put(list);
+  return rc;
+}
+
+void fs_roots_release(struct fs_roots *roots) {
+  if (roots->owned) {
+    for (size_t i = 0; i < roots->n; i++)
+      root_close(&roots->v[i]);
+    free(roots->v);
+  }
+  memset(roots, 0, sizeof(*roots));
+}
+
+/* on_roots_changed: a client's roots changed, so the ones the last call
+ * saw may be stale.  Forget them: subscriptions go unwatched until the
+ * next call says what the roots are now, rather than watch a root the
+ * client took back. */
+static void roots_changed_cb(void *arg) {
+  struct fs_state *st = arg;
+
+  pthread_mutex_lock(&st->seen_lock);
+  free(st->seen);
+  st->seen = NULL;
+  if (st->watch)
+    fs_watch_rearm(st->watch);
+  pthread_mutex_unlock(&st->seen_lock);
+}
+
 static const mcpd_resource_template templates[] = {
     {
         .uri_template = "file:///{+path}",
@@ -534,13 +706,14 @@ static void fs_fini(void *state) {
 
   if (st == NULL)
     return;
+  if (st->n_roots == 0)
+    st->host->on_roots_changed(st->self, NULL, NULL);
   fs_watch_free(st->watch);
-  for (size_t i = 0; i < st->n_roots; i++) {
-    free(st->roots[i].path);
-    free(st->roots[i].given);
-    close(st->roots[i].fd);
-  }
+  for (size_t i = 0; i < st->n_roots; i++)
+    root_close(&st->roots[i]);
   free(st->roots);
+  free(st->seen);
+  pthread_mutex_destroy(&st->seen_lock);
   free(st);
 }
 
@@ -548,7 +721,8 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
                    void **state, char **errmsg) {
   struct fs_state *st = calloc(1, sizeof(*st));
 
-  if (st == NULL) {
+  if (st == NULL || pthread_mutex_init(&st->seen_lock, NULL) != 0) {
+    free(st);
     *errmsg = host->mprintf("out of memory");
     return MCPD_ERROR;
   }
@@ -561,29 +735,37 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
   st->max_listed = FS_DEFAULT_MAX_LISTED;
   if (parse_config(st, config, errmsg) != MCPD_OK)
     return MCPD_ERROR;
-  if (st->n_roots == 0) {
-    /* Installed but not configured: load quietly and offer nothing, so a
-     * plain `mcpd` start is not an error.  A config that names no roots
-     * is refused above. */
-    for (const mcpd_tool *t = fs_tools; t->name != NULL; t++)
-      host->remove_tool(self, t->name);
-    host->remove_resource_template(self, templates[0].uri_template);
-    host->log(self, MCPD_LOG_INFO,
-              "no roots configured; offering nothing (set \"roots\" under "
-              "plugins.fs in mcpd's --config file)");
-    return MCPD_OK;
-  }
-  if (st->use_openat2 && !fs_have_openat2(st->roots[0].fd)) {
+  if (st->use_openat2 &&
+      !fs_have_openat2(st->n_roots > 0 ? st->roots[0].fd : AT_FDCWD)) {
     st->use_openat2 = 0;
     host->log(self, MCPD_LOG_INFO,
               "openat2(2) is not available; opening paths one component at "
               "a time, without following symbolic links");
+  }
+  if (st->n_roots == 0) {
+    /* Installed but not configured (a config that names no roots is
+     * refused above): serve each client its own roots, read-only.  There
+     * is nothing to list as resources, since the roots are known per call
+     * only. */
+    if (host->on_roots_changed(self, roots_changed_cb, st) != MCPD_OK) {
+      *errmsg = host->mprintf("on_roots_changed: %s", host->last_error());
+      return MCPD_ERROR;
+    }
+    host->log(self, MCPD_LOG_INFO,
+              "no roots configured; serving each client's own roots "
+              "(read-only, none listed as resources; set \"roots\" under "
+              "plugins.fs in mcpd's --config file to serve fixed "
+              "directories)");
+    return MCPD_OK;
   }
   if (st->write && host->add_tool(self, &fs_write_tool) != MCPD_OK) {
     *errmsg = host->mprintf("cannot offer write_file: %s", host->last_error());
     return MCPD_ERROR;
   }
   list_files(st);
+  host->log(self, MCPD_LOG_INFO,
+            "serving the %zu configured root%s; clients' roots are ignored",
+            st->n_roots, st->n_roots == 1 ? "" : "s");
   for (size_t i = 0; i < st->n_roots; i++)
     host->log(self, MCPD_LOG_INFO, "serving %s (%s)", st->roots[i].path,
               st->write ? "read-write" : "read-only");
@@ -592,6 +774,7 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
 
 MCPD_PLUGIN_DEFINE(.name = "fs", .version = "1.0",
                    .description = "Browse, read, search and optionally write "
-                                  "files under configured directories.",
+                                  "files under configured directories, or "
+                                  "the client's roots.",
                    .init = fs_init, .fini = fs_fini, .tools = fs_tools,
                    .resource_templates = templates);

@@ -5,27 +5,42 @@
  * util.c     growable buffers, UTF-8, base64, MIME types, timestamps.
  * watch.c    resource subscriptions: inotify and the thread that reads it.
  * tools.c    the tools.
- * fs.c       configuration, init/fini, resources and the template.
+ * fs.c       configuration, the roots a call serves, init/fini, resources
+ *            and the template.
  *
- * Everything in struct fs_state except the watcher is written by init()
- * only and then read by any thread without locks.
+ * Everything in struct fs_state except the watcher and the roots last
+ * seen (each behind its lock) is written by init() only and then read by
+ * any thread without locks.
  */
 #ifndef MCPD_PLUGIN_FS_H
 #define MCPD_PLUGIN_FS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include <mcpd.h>
 
-/* A configured directory.  `fd` is an O_PATH descriptor every open starts
- * from, so renaming or replacing the directory later cannot redirect us. */
+/* A configured directory, or one of the client's roots.  `fd` is an O_PATH
+ * descriptor every open starts from, so renaming or replacing the
+ * directory later cannot redirect us. */
 struct fs_root {
-  char *path;  /* realpath(3) of the configured path */
+  char *path;  /* realpath(3) of the configured (or client's) path */
   size_t len;  /* strlen(path) */
-  char *given; /* the configured path, made absolute and cleaned */
+  char *given; /* that path, made absolute and cleaned, when it
+                * differs from `path`; else NULL */
   int fd;
+};
+
+/* The roots one call serves: the configured ones (borrowed from struct
+ * fs_state), or, when none are configured, the roots of the client that
+ * made the call, opened for that call only (`owned`: fs_roots_release()
+ * closes and frees them). */
+struct fs_roots {
+  struct fs_root *v;
+  size_t n;
+  int owned;
 };
 
 struct fs_watch;
@@ -33,21 +48,28 @@ struct fs_watch;
 struct fs_state {
   const mcpd_host *host;
   mcpd_self *self;
-  struct fs_root *roots;
+  struct fs_root *roots; /* configured; none: the clients' roots serve */
   size_t n_roots;
   int write;             /* write_file offered */
   int use_openat2;       /* 0: the component-by-component walk */
   size_t max_read_bytes; /* largest file content returned */
   size_t max_results;    /* search matches, listed entries, completions */
   size_t max_listed;     /* files registered as resources at init */
+  /* Guards `seen` and `watch`, which the pool reads (lock order: a
+   * watcher's lock, then this one). */
+  pthread_mutex_t seen_lock;
+  /* Without configured roots: the client roots of the latest call (JSON
+   * text of call_roots()), or NULL.  Subscriptions are watched beneath
+   * them, since a subscribe callback has no call to ask. */
+  char *seen;
   struct fs_watch *watch;
 };
 
-/* A path resolved against the roots: `rel` is relative to roots[root],
- * lexically cleaned (no "", "." or ".." components), "." for the root
- * itself. */
+/* A path resolved against some roots: `rel` is relative to `root` (one
+ * of those roots, so valid while they are), lexically cleaned (no "", "."
+ * or ".." components), "." for the root itself. */
 struct fs_target {
-  size_t root;
+  const struct fs_root *root;
   char *rel;
 };
 
@@ -62,19 +84,23 @@ enum {
   FS_E_CHANGED = -1004, /* replaced while we opened it */
   FS_E_BADURI = -1005,  /* not a file:// URI we serve */
   FS_E_NOMEM = -1006,
-  FS_E_ESCAPE = -1007 /* a symbolic link on the way leads out of the root */
+  FS_E_ESCAPE = -1007, /* a symbolic link on the way leads out of the root */
+  FS_E_NOROOTS = -1008 /* nothing configured and the client offers no root */
 };
 
 /* --- resolve.c ---------------------------------------------------------- */
 
 /* Maps a tool's path argument: relative paths are relative to the first
  * root, absolute ones must lie under a root (the longest match wins). */
-int fs_locate(const struct fs_state *st, const char *path,
+int fs_locate(const struct fs_roots *roots, const char *path,
               struct fs_target *out);
 /* Maps a file:// URI ("file:///abs/path", percent-encoded, optionally with
  * "localhost" as the authority) the same way. */
-int fs_locate_uri(const struct fs_state *st, const char *uri,
+int fs_locate_uri(const struct fs_roots *roots, const char *uri,
                   struct fs_target *out);
+/* The absolute path a file:// URI names, percent-decoded (malloc), or
+ * FS_E_BADURI. */
+int fs_uri_path(const char *uri, char **path);
 void fs_target_free(struct fs_target *t);
 /* Cleans `path` lexically into a malloc'ed string: single '/' separators,
  * no "." components, ".." folded into its parent.  An absolute path keeps
@@ -84,7 +110,7 @@ int fs_clean_path(const char *path, int absolute, char **out);
 /* Nonzero when openat2(2) is available (probed on `dirfd`). */
 int fs_have_openat2(int dirfd);
 /* Absolute path of a target (malloc), for messages and URIs. */
-char *fs_target_path(const struct fs_state *st, const struct fs_target *t);
+char *fs_target_path(const struct fs_target *t);
 /* "file://" and the percent-encoded absolute path (malloc). */
 char *fs_path_uri(const char *abs_path);
 
@@ -93,8 +119,8 @@ char *fs_path_uri(const char *abs_path);
  * component; links before it stay followed by openat2 while they stay
  * beneath the root, and are refused by the walk.  Returns a descriptor, or
  * a negative FS_E_* / -errno. */
-int fs_open_beneath(const struct fs_state *st, size_t root, const char *rel,
-                    int flags, int nofollow);
+int fs_open_beneath(const struct fs_state *st, const struct fs_root *root,
+                    const char *rel, int flags, int nofollow);
 /* Opens a regular file or directory for reading and fstat()s it.  Special
  * files are refused without being opened (an O_PATH look first), and the
  * real open is O_NONBLOCK and checked to be the same inode.  Returns a
@@ -102,7 +128,8 @@ int fs_open_beneath(const struct fs_state *st, size_t root, const char *rel,
 int fs_open_read(const struct fs_state *st, const struct fs_target *t,
                  struct stat *sb);
 /* Creates the missing directories of `rel` (all of it) beneath the root. */
-int fs_mkdirs(const struct fs_state *st, size_t root, const char *rel);
+int fs_mkdirs(const struct fs_state *st, const struct fs_root *root,
+              const char *rel);
 /* A sentence for a code of the functions above ("no such file or
  * directory"). */
 const char *fs_strerror(int code);
@@ -159,10 +186,26 @@ long long fs_now_ms(void);
 /* Compares two C strings for qsort. */
 int fs_strcmp_p(const void *a, const void *b);
 
+/* --- fs.c --------------------------------------------------------------- */
+
+/* The roots `call` serves: the configured ones, or else the client's
+ * (call_roots(): its file:// URIs of directories that exist, each opened
+ * now).  FS_E_NOROOTS when there are none.  Release them with
+ * fs_roots_release() once the call is done with every target. */
+int fs_roots_get(const mcpd_request *req, mcpd_call *call,
+                 struct fs_roots *out);
+/* Without configured roots: the client roots the latest call saw, opened
+ * now, for subscriptions; FS_E_NOROOTS when none were seen. */
+int fs_roots_seen(struct fs_state *st, struct fs_roots *out);
+void fs_roots_release(struct fs_roots *roots);
+
 /* --- watch.c ------------------------------------------------------------ */
 
 /* The subscribe callback of the resources and the template. */
 void fs_subscribe_cb(const mcpd_request *req, int subscribed);
+/* The roots subscriptions are watched beneath changed: look again.  Any
+ * thread; takes no lock. */
+void fs_watch_rearm(struct fs_watch *w);
 /* Stops the watcher thread and frees every subscription. */
 void fs_watch_free(struct fs_watch *w);
 

@@ -106,7 +106,8 @@ static int under(const char *path, const char *prefix, size_t plen) {
          (path[plen] == '\0' || path[plen] == '/');
 }
 
-static int make_target(size_t root, const char *rest, struct fs_target *out) {
+static int make_target(const struct fs_root *root, const char *rest,
+                       struct fs_target *out) {
   while (*rest == '/')
     rest++;
   out->root = root;
@@ -114,45 +115,48 @@ static int make_target(size_t root, const char *rest, struct fs_target *out) {
   return out->rel ? FS_OK : FS_E_NOMEM;
 }
 
-int fs_locate(const struct fs_state *st, const char *path,
+int fs_locate(const struct fs_roots *roots, const char *path,
               struct fs_target *out) {
   char *clean;
   int rc;
 
   out->rel = NULL;
+  if (roots->n == 0)
+    return FS_E_NOROOTS;
   if (path[0] != '/') {
     if ((rc = fs_clean_path(path, 0, &clean)) != FS_OK)
       return rc;
-    out->root = 0;
+    out->root = &roots->v[0];
     out->rel = clean;
     return FS_OK;
   }
   if ((rc = fs_clean_path(path, 1, &clean)) != FS_OK)
     return rc;
   {
-    size_t best = st->n_roots, best_len = 0;
+    size_t best = roots->n, best_len = 0;
     const char *rest = NULL;
 
     /* Roots may nest; the innermost one serves.  A root is also reachable
      * by the path it was configured as (before symlinks were resolved). */
-    for (size_t i = 0; i < st->n_roots; i++) {
-      const struct fs_root *r = &st->roots[i];
+    for (size_t i = 0; i < roots->n; i++) {
+      const struct fs_root *r = &roots->v[i];
       size_t glen = r->given ? strlen(r->given) : 0;
 
       if (under(clean, r->path, r->len) &&
-          (best == st->n_roots || r->len > best_len)) {
+          (best == roots->n || r->len > best_len)) {
         best = i;
         best_len = r->len;
         rest = clean + (r->len == 1 ? 0 : r->len);
       }
       if (r->given && under(clean, r->given, glen) &&
-          (best == st->n_roots || glen > best_len)) {
+          (best == roots->n || glen > best_len)) {
         best = i;
         best_len = glen;
         rest = clean + (glen == 1 ? 0 : glen);
       }
     }
-    rc = best == st->n_roots ? FS_E_OUTSIDE : make_target(best, rest, out);
+    rc = best == roots->n ? FS_E_OUTSIDE
+                          : make_target(&roots->v[best], rest, out);
   }
   free(clean);
   return rc;
@@ -168,13 +172,10 @@ static int hex_value(char c) {
   return -1;
 }
 
-int fs_locate_uri(const struct fs_state *st, const char *uri,
-                  struct fs_target *out) {
+int fs_uri_path(const char *uri, char **out) {
   const char *p;
   char *path, *w;
-  int rc;
 
-  out->rel = NULL;
   if (strncasecmp(uri, "file:", 5) != 0)
     return FS_E_BADURI;
   p = uri + 5;
@@ -207,7 +208,19 @@ int fs_locate_uri(const struct fs_state *st, const char *uri,
     }
   }
   *w = '\0';
-  rc = fs_locate(st, path, out);
+  *out = path;
+  return FS_OK;
+}
+
+int fs_locate_uri(const struct fs_roots *roots, const char *uri,
+                  struct fs_target *out) {
+  char *path;
+  int rc;
+
+  out->rel = NULL;
+  if ((rc = fs_uri_path(uri, &path)) != FS_OK)
+    return rc;
+  rc = fs_locate(roots, path, out);
   free(path);
   return rc;
 }
@@ -217,8 +230,8 @@ void fs_target_free(struct fs_target *t) {
   t->rel = NULL;
 }
 
-char *fs_target_path(const struct fs_state *st, const struct fs_target *t) {
-  const struct fs_root *r = &st->roots[t->root];
+char *fs_target_path(const struct fs_target *t) {
+  const struct fs_root *r = t->root;
   struct fs_buf b = {0};
 
   fs_buf_puts(&b, r->path);
@@ -336,9 +349,9 @@ static int open_walk(int rootfd, const char *rel, int flags) {
   return fd;
 }
 
-int fs_open_beneath(const struct fs_state *st, size_t root, const char *rel,
-                    int flags, int nofollow) {
-  int rootfd = st->roots[root].fd;
+int fs_open_beneath(const struct fs_state *st, const struct fs_root *root,
+                    const char *rel, int flags, int nofollow) {
+  int rootfd = root->fd;
 
   /* openat2 is strict: with O_PATH only O_DIRECTORY, O_NOFOLLOW and
    * O_CLOEXEC are allowed. */
@@ -391,7 +404,8 @@ int fs_open_read(const struct fs_state *st, const struct fs_target *t,
   return fd;
 }
 
-int fs_mkdirs(const struct fs_state *st, size_t root, const char *rel) {
+int fs_mkdirs(const struct fs_state *st, const struct fs_root *root,
+              const char *rel) {
   char *prefix;
   size_t n = strlen(rel);
   int rc = FS_OK;
@@ -456,6 +470,9 @@ const char *fs_strerror(int code) {
            "(or a link loop)";
   case FS_E_CHANGED:
     return "it was replaced while being opened; try again";
+  case FS_E_NOROOTS:
+    return "no roots: configure plugins.fs.roots or use a client that offers "
+           "roots";
   case FS_E_BADURI:
     return "it is not a file:// URI of a local absolute path (no query, "
            "fragment, other host or %00)";

@@ -1,9 +1,10 @@
 /* tools.c -- the tools of the "fs" plugin.
  *
- * Every tool runs on mcpd's pool (it touches the disk), resolves its paths
- * through resolve.c and works on the descriptors it opened.  Failures the
- * model can act on are isError results that name the path and the reason;
- * a path outside the roots also names the roots.
+ * Every tool runs on mcpd's pool (it touches the disk), takes the roots it
+ * serves for this call (the configured ones, or its client's), resolves its
+ * paths through resolve.c and works on the descriptors it opened.
+ * Failures the model can act on are isError results that name the path and
+ * the reason; a path outside the roots also names the roots.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,8 +32,8 @@
 /* Answers the call with an isError result about `path`; returns MCPD_OK
  * (the call has its answer) or MCPD_ERROR when even that failed. */
 static int path_error(mcpd_call *call, const mcpd_request *req,
-                      const char *what, const char *path, int code) {
-  const struct fs_state *st = req->state;
+                      const struct fs_roots *roots, const char *what,
+                      const char *path, int code) {
   const mcpd_host *host = req->host;
   struct fs_buf b = {0};
   int rc;
@@ -40,8 +41,8 @@ static int path_error(mcpd_call *call, const mcpd_request *req,
   fs_buf_printf(&b, "cannot %s '%s': %s", what, path, fs_strerror(code));
   if (code == FS_E_OUTSIDE || code == FS_E_ESCAPE) {
     fs_buf_puts(&b, ". Allowed roots:");
-    for (size_t i = 0; i < st->n_roots; i++)
-      fs_buf_printf(&b, "%s %s", i ? "," : "", st->roots[i].path);
+    for (size_t i = 0; i < roots->n; i++)
+      fs_buf_printf(&b, "%s %s", i ? "," : "", roots->v[i].path);
   }
   rc = host->result_error(call, "%s", b.failed ? "out of memory" : b.data);
   fs_buf_free(&b);
@@ -64,11 +65,13 @@ static const char *string_arg(const mcpd_request *req, const char *key,
   return s;
 }
 
-/* Resolves the "path" argument into `t`.  Returns 0 when it did;
- * otherwise the call has been answered and *ret is what the callback
- * returns. */
+/* Takes the call's roots into `roots` and resolves the "path" argument
+ * against them into `t`.  Returns 0 when it did (release both when done);
+ * otherwise the call has been answered, nothing is held and *ret is what
+ * the callback returns. */
 static int path_arg(mcpd_call *call, const mcpd_request *req, const char *what,
-                    struct fs_target *t, const char **path_out, int *ret) {
+                    struct fs_roots *roots, struct fs_target *t,
+                    const char **path_out, int *ret) {
   int bad = 0, rc;
   const char *path = string_arg(req, "path", &bad);
 
@@ -79,8 +82,10 @@ static int path_arg(mcpd_call *call, const mcpd_request *req, const char *what,
     return -1;
   }
   *path_out = path;
-  if ((rc = fs_locate(req->state, path, t)) != FS_OK) {
-    *ret = path_error(call, req, what, path, rc);
+  if ((rc = fs_roots_get(req, call, roots)) != FS_OK ||
+      (rc = fs_locate(roots, path, t)) != FS_OK) {
+    *ret = path_error(call, req, roots, what, path, rc);
+    fs_roots_release(roots);
     return -1;
   }
   return 0;
@@ -109,6 +114,7 @@ static const char *type_name(mode_t mode) {
 static int list_directory(mcpd_call *call, const mcpd_request *req) {
   const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
+  struct fs_roots roots;
   struct fs_target t;
   const char *path = NULL;
   struct fs_entry *e = NULL;
@@ -118,7 +124,7 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
   char *abs = NULL;
   int fd, rc, more;
 
-  if (path_arg(call, req, "list", &t, &path, &rc) != 0)
+  if (path_arg(call, req, "list", &roots, &t, &path, &rc) != 0)
     return rc;
   fd = fs_open_read(st, &t, &sb);
   if (fd >= 0 && !S_ISDIR(sb.st_mode)) {
@@ -131,10 +137,10 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
   }
   if (fd < 0 ||
       (fd = fs_read_entries(fd, NULL, FS_DIR_MAX, &e, &n, &more)) < 0) {
-    rc = path_error(call, req, "list", path, fd);
+    rc = path_error(call, req, &roots, "list", path, fd);
     goto out;
   }
-  abs = fs_target_path(st, &t);
+  abs = fs_target_path(&t);
   shown = n < st->max_results ? n : st->max_results;
   if (shown < n || more)
     fs_buf_printf(&b, "%s: the first %zu entries by name\n", abs ? abs : path,
@@ -166,6 +172,7 @@ out:
   fs_buf_free(&b);
   free(abs);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return rc;
 }
 
@@ -189,6 +196,7 @@ static int64_t integer_arg(const mcpd_request *req, const char *key,
 static int read_file(mcpd_call *call, const mcpd_request *req) {
   const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
+  struct fs_roots roots;
   struct fs_target t;
   const char *path = NULL;
   struct stat sb;
@@ -197,7 +205,7 @@ static int read_file(mcpd_call *call, const mcpd_request *req) {
   int64_t offset, length;
   int fd, rc;
 
-  if (path_arg(call, req, "read", &t, &path, &rc) != 0)
+  if (path_arg(call, req, "read", &roots, &t, &path, &rc) != 0)
     return rc;
   offset = integer_arg(req, "offset", 0);
   length = integer_arg(req, "length", -1);
@@ -206,7 +214,7 @@ static int read_file(mcpd_call *call, const mcpd_request *req) {
     goto out;
   }
   if ((fd = fs_open_read(st, &t, &sb)) < 0) {
-    rc = path_error(call, req, "read", path, fd);
+    rc = path_error(call, req, &roots, "read", path, fd);
     goto out;
   }
   if (S_ISDIR(sb.st_mode)) {
@@ -231,7 +239,7 @@ static int read_file(mcpd_call *call, const mcpd_request *req) {
     goto out;
   }
   if (rc < 0) {
-    rc = path_error(call, req, "read", path, rc);
+    rc = path_error(call, req, &roots, "read", path, rc);
     goto out;
   }
 
@@ -254,7 +262,7 @@ static int read_file(mcpd_call *call, const mcpd_request *req) {
     } else {
       skip = 0;
       if ((b64 = fs_base64((const unsigned char *)data, n)) == NULL ||
-          (abs = fs_target_path(st, &t)) == NULL ||
+          (abs = fs_target_path(&t)) == NULL ||
           (uri = fs_path_uri(abs)) == NULL) {
         rc = host->result_error(call, "out of memory");
         goto out;
@@ -292,6 +300,7 @@ out:
   free(abs);
   free(uri);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return rc;
 }
 
@@ -300,6 +309,7 @@ out:
 static int stat_tool(mcpd_call *call, const mcpd_request *req) {
   const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
+  struct fs_roots roots;
   struct fs_target t;
   const char *path = NULL;
   struct stat sb;
@@ -308,13 +318,13 @@ static int stat_tool(mcpd_call *call, const mcpd_request *req) {
   json_object *obj = NULL;
   int fd, rc;
 
-  if (path_arg(call, req, "stat", &t, &path, &rc) != 0)
+  if (path_arg(call, req, "stat", &roots, &t, &path, &rc) != 0)
     return rc;
   /* O_PATH opens nothing, so FIFOs and devices can be described; a link
    * as the last component is described itself, not followed. */
   fd = fs_open_beneath(st, t.root, t.rel, O_PATH, 1);
   if (fd < 0 || fstat(fd, &sb) != 0) {
-    rc = path_error(call, req, "stat", path, fd < 0 ? fd : -errno);
+    rc = path_error(call, req, &roots, "stat", path, fd < 0 ? fd : -errno);
     if (fd >= 0)
       close(fd);
     goto out;
@@ -326,7 +336,7 @@ static int stat_tool(mcpd_call *call, const mcpd_request *req) {
   close(fd);
   fs_iso8601(&sb.st_mtim, mtime);
   snprintf(mode, sizeof(mode), "%04o", (unsigned)(sb.st_mode & 07777));
-  if ((abs = fs_target_path(st, &t)) == NULL ||
+  if ((abs = fs_target_path(&t)) == NULL ||
       (obj = json_object_new_object()) == NULL) {
     rc = host->result_error(call, "out of memory");
     goto out;
@@ -351,6 +361,7 @@ static int stat_tool(mcpd_call *call, const mcpd_request *req) {
 out:
   free(abs);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return rc;
 }
 
@@ -404,6 +415,7 @@ static char *join(const char *a, const char *b) {
 static int search(mcpd_call *call, const mcpd_request *req) {
   const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
+  struct fs_roots roots;
   struct fs_target t;
   const char *path = NULL, *pattern, *mode;
   struct queue q = {0};
@@ -414,7 +426,7 @@ static int search(mcpd_call *call, const mcpd_request *req) {
   char *abs = NULL;
   int bad = 0, substring, rc;
 
-  if (path_arg(call, req, "search", &t, &path, &rc) != 0)
+  if (path_arg(call, req, "search", &roots, &t, &path, &rc) != 0)
     return rc;
   pattern = string_arg(req, "pattern", &bad);
   mode = string_arg(req, "mode", &bad);
@@ -452,7 +464,7 @@ static int search(mcpd_call *call, const mcpd_request *req) {
       if (q.head == 1) {
         /* The start itself: say why. */
         free(dir_rel);
-        rc = path_error(call, req, "search", path, fd < 0 ? fd : -EIO);
+        rc = path_error(call, req, &roots, "search", path, fd < 0 ? fd : -EIO);
         goto out;
       }
       unreadable++;
@@ -499,7 +511,7 @@ static int search(mcpd_call *call, const mcpd_request *req) {
   if (out.failed)
     goto nomem;
 
-  abs = fs_target_path(st, &t);
+  abs = fs_target_path(&t);
   {
     struct fs_buf text = {0};
 
@@ -540,6 +552,7 @@ out:
   fs_buf_free(&out);
   free(abs);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return rc;
 }
 
@@ -562,6 +575,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
   static atomic_uint counter;
   const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
+  struct fs_roots roots;
   struct fs_target t;
   const char *path = NULL, *content, *name;
   json_object *v;
@@ -571,7 +585,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
   int rc, dirfd = -1, fd = -1, existed = 0, create_dirs = 0;
   mode_t mode = 0666;
 
-  if (path_arg(call, req, "write", &t, &path, &rc) != 0)
+  if (path_arg(call, req, "write", &roots, &t, &path, &rc) != 0)
     return rc;
   if (!json_object_object_get_ex(req->arguments, "content", &v) ||
       !json_object_is_type(v, json_type_string)) {
@@ -583,7 +597,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
   if (json_object_object_get_ex(req->arguments, "create_dirs", &v))
     create_dirs = json_object_get_boolean(v);
   if (strcmp(t.rel, ".") == 0) {
-    rc = path_error(call, req, "write", path, -EISDIR);
+    rc = path_error(call, req, &roots, "write", path, -EISDIR);
     goto out;
   }
   if ((parent_rel = strdup(t.rel)) == NULL)
@@ -599,7 +613,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
     }
   }
   if (create_dirs && (rc = fs_mkdirs(st, t.root, parent_rel)) != FS_OK) {
-    rc = path_error(call, req, "create the directories of", path, rc);
+    rc = path_error(call, req, &roots, "create the directories of", path, rc);
     goto out;
   }
   dirfd = fs_open_beneath(st, t.root, parent_rel, O_PATH | O_DIRECTORY, 0);
@@ -611,7 +625,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
     goto out;
   }
   if (dirfd < 0) {
-    rc = path_error(call, req, "write", path, dirfd);
+    rc = path_error(call, req, &roots, "write", path, dirfd);
     goto out;
   }
   if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -625,7 +639,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
     existed = 1;
     mode = sb.st_mode & 0777;
   } else if (errno != ENOENT) {
-    rc = path_error(call, req, "write", path, -errno);
+    rc = path_error(call, req, &roots, "write", path, -errno);
     goto out;
   }
   /* Write beside the target, then rename over it: readers see the old
@@ -640,7 +654,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
       break;
   }
   if (fd < 0) {
-    rc = path_error(call, req, "write", path, -errno);
+    rc = path_error(call, req, &roots, "write", path, -errno);
     goto out;
   }
   /* An existing file keeps its permissions, whatever the umask says. */
@@ -649,10 +663,10 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
       renameat(dirfd, tmp, dirfd, name) != 0) {
     int err = rc ? rc : -errno;
     unlinkat(dirfd, tmp, 0);
-    rc = path_error(call, req, "write", path, err);
+    rc = path_error(call, req, &roots, "write", path, err);
     goto out;
   }
-  abs = fs_target_path(st, &t);
+  abs = fs_target_path(&t);
   rc = host->result_textf(call, "%s %s (%zu bytes)",
                           existed ? "Replaced" : "Created", abs ? abs : path,
                           len);
@@ -667,6 +681,7 @@ out:
   free(parent_rel);
   free(abs);
   fs_target_free(&t);
+  fs_roots_release(&roots);
   return rc;
 }
 

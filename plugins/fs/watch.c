@@ -16,6 +16,12 @@
  * A subscription whose file is missing is retried every second and
  * reported when the file appears.
  *
+ * Without configured roots a subscription has no roots of its own: the
+ * subscribe callback has no call, so no client to ask.  Its URI is looked
+ * up again, on every arming, beneath the client roots the latest call saw
+ * (fs_roots_seen()), and every subscription is armed again when those
+ * change (fs_watch_rearm()): a file outside them is not watched.
+ *
  * Everything in struct fs_watch is guarded by `lock`, except the thread,
  * the descriptors (set before the thread starts) and the host calls, made
  * without the lock.
@@ -24,6 +30,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +55,7 @@
 
 struct subscription {
   char *uri;
+  /* Beneath the configured roots; target.root is NULL without them. */
   struct fs_target target;
   unsigned count; /* the host says subscribe once per URI; be safe anyway */
   int wd;         /* -1 while not armed: the file is missing */
@@ -63,6 +71,7 @@ struct fs_watch {
   int ifd; /* inotify */
   int efd; /* eventfd: wakes the thread */
   int stop;
+  atomic_int rearm; /* the roots seen changed: arm everything again */
   struct subscription *subs;
   size_t n_subs, cap_subs;
   long long flush_at; /* when to send what is dirty; 0: nothing is */
@@ -91,26 +100,56 @@ static void release_wd(struct fs_watch *w, int wd) {
   inotify_rm_watch(w->ifd, wd); /* EINVAL: the kernel already dropped it */
 }
 
+/* Opens (O_PATH) what the subscription's URI names now, beneath its
+ * roots, and sets *path to its absolute path (malloc; may be NULL). */
+static int open_subscribed(struct fs_watch *w, struct subscription *s,
+                           char **path) {
+  struct fs_state *st = w->st;
+  struct fs_roots roots;
+  struct fs_target t = {0};
+  int fd;
+
+  *path = NULL;
+  if (s->target.root != NULL) {
+    fd = fs_open_beneath(st, s->target.root, s->target.rel, O_PATH, 0);
+    if (fd >= 0)
+      *path = fs_target_path(&s->target);
+    return fd;
+  }
+  if ((fd = fs_roots_seen(st, &roots)) != FS_OK)
+    return fd;
+  if ((fd = fs_locate_uri(&roots, s->uri, &t)) == FS_OK) {
+    fd = fs_open_beneath(st, t.root, t.rel, O_PATH, 0);
+    if (fd >= 0)
+      *path = fs_target_path(&t);
+  }
+  fs_target_free(&t);
+  fs_roots_release(&roots);
+  return fd;
+}
+
 /* Puts a watch on whatever is now at the subscription's path, replacing
  * the one it had when that was another inode.  Returns 1 when the
  * subscription has a watch afterwards.  Lock held. */
 static int arm(struct fs_watch *w, struct subscription *s) {
   struct fs_state *st = w->st;
   struct stat sb;
-  char proc[64];
+  char proc[64], *path;
   int fd, wd, err, old = s->wd;
   uint32_t mask;
 
-  fd = fs_open_beneath(st, s->target.root, s->target.rel, O_PATH, 0);
+  fd = open_subscribed(w, s, &path);
   if (fd < 0 || fstat(fd, &sb) != 0) {
     if (fd >= 0)
       close(fd);
+    free(path);
     s->wd = -1;
     release_wd(w, old);
     return 0;
   }
   if (old >= 0 && sb.st_dev == s->dev && sb.st_ino == s->ino) {
     close(fd);
+    free(path);
     return 1;
   }
   mask = (S_ISDIR(sb.st_mode) ? FS_DIR_MASK : FS_FILE_MASK) | IN_MASK_ADD;
@@ -119,16 +158,13 @@ static int arm(struct fs_watch *w, struct subscription *s) {
   snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
   wd = inotify_add_watch(w->ifd, proc, mask);
   err = errno;
-  if (wd < 0 && err == ENOENT) {
+  if (wd < 0 && err == ENOENT && path != NULL) {
     /* No /proc.  The absolute path is the best left; IN_DONT_FOLLOW keeps
      * a link swapped in as the last component from being followed. */
-    char *path = fs_target_path(st, &s->target);
-    if (path) {
-      wd = inotify_add_watch(w->ifd, path, mask | IN_DONT_FOLLOW);
-      err = errno;
-      free(path);
-    }
+    wd = inotify_add_watch(w->ifd, path, mask | IN_DONT_FOLLOW);
+    err = errno;
   }
+  free(path);
   close(fd);
   s->wd = wd < 0 ? -1 : wd;
   s->dev = sb.st_dev;
@@ -175,15 +211,17 @@ static char **collect(struct fs_watch *w, long long now, size_t *n_out) {
   size_t n = 0;
   int flush = w->flush_at != 0 && now >= w->flush_at;
   int retry = now >= w->retry_at;
+  int rearm = atomic_exchange(&w->rearm, 0);
   int appeared = 0;
 
   for (size_t i = 0; i < w->n_subs; i++) {
     struct subscription *s = &w->subs[i];
 
-    if ((flush && s->dirty) || (retry && s->wd < 0)) {
+    if (rearm || (flush && s->dirty) || (retry && s->wd < 0)) {
       int was_armed = s->wd >= 0;
-      /* A file that appeared where none was is a change too. */
-      if (arm(w, s) && !was_armed)
+      /* A file that appeared where none was is a change too; one that
+       * came within the roots because they changed is not. */
+      if (arm(w, s) && !was_armed && !rearm)
         s->dirty = appeared = 1;
     }
   }
@@ -308,22 +346,34 @@ static void subscription_free(struct subscription *s) {
 }
 
 static void subscribe(struct fs_state *st, const char *uri) {
+  struct fs_roots roots = {.v = st->roots, .n = st->n_roots};
   struct fs_watch *w;
-  struct fs_target t;
+  struct fs_target t = {0};
   struct subscription *s = NULL;
+  char *path;
   int rc;
 
-  if ((rc = fs_locate_uri(st, uri, &t)) != FS_OK) {
+  if (st->n_roots > 0) {
+    rc = fs_locate_uri(&roots, uri, &t);
+  } else if ((rc = fs_uri_path(uri, &path)) == FS_OK) {
+    free(path); /* found beneath the client's roots when armed */
+  }
+  if (rc != FS_OK) {
     st->host->log(st->self, MCPD_LOG_WARNING,
                   "subscription to %s is not watched: %s", uri,
                   fs_strerror(rc));
     return;
   }
-  if (st->watch == NULL && (st->watch = watch_start(st)) == NULL) {
+  /* Under the lock: tools on the pool read st->watch to rearm it. */
+  pthread_mutex_lock(&st->seen_lock);
+  if (st->watch == NULL)
+    st->watch = watch_start(st);
+  w = st->watch;
+  pthread_mutex_unlock(&st->seen_lock);
+  if (w == NULL) {
     fs_target_free(&t);
     return;
   }
-  w = st->watch;
   pthread_mutex_lock(&w->lock);
   for (size_t i = 0; i < w->n_subs && s == NULL; i++) {
     if (strcmp(w->subs[i].uri, uri) == 0)
@@ -392,6 +442,11 @@ void fs_subscribe_cb(const mcpd_request *req, int subscribed) {
     subscribe(st, req->name);
   else
     unsubscribe(st, req->name);
+}
+
+void fs_watch_rearm(struct fs_watch *w) {
+  atomic_store(&w->rearm, 1);
+  wake(w);
 }
 
 void fs_watch_free(struct fs_watch *w) {

@@ -4,7 +4,9 @@
 // template, path completion, its tools, subscriptions -- and, above all,
 // that nothing outside the configured roots is ever read or written,
 // whether reached by "..", an absolute path, a symbolic link (also one
-// swapped in while mcpd resolves the path) or a FIFO.
+// swapped in while mcpd resolves the path) or a FIFO.  Without configured
+// roots it serves each client the roots that client declared
+// (roots/list), under the same containment, and follows their changes.
 
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +16,11 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ListRootsRequestSchema,
+  McpError,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   MCPD,
   configFile,
@@ -93,8 +99,10 @@ async function makeTree() {
 }
 
 /** An SDK client connected to a fresh mcpd serving the fs plugin with
- * `config` as its plugin config (undefined: no --config at all). */
-async function connect(t, config) {
+ * `config` as its plugin config (undefined: no --config at all).  With
+ * `roots` (a function returning the roots/list array) the client declares
+ * roots, with listChanged, and answers roots/list with what it returns. */
+async function connect(t, config, { roots } = {}) {
   const dir = await makePluginDir(['fs']);
   const args = ['--plugins', dir, '--no-watch'];
   if (config !== undefined) args.push('--config', await configFile({ plugins: { fs: config } }));
@@ -103,7 +111,11 @@ async function connect(t, config) {
   transport.stderr?.on('data', (d) => {
     stderr += d;
   });
-  const client = new Client({ name: 'mcpd-e2e-fs', version: '0.0.0' });
+  const client = new Client(
+    { name: 'mcpd-e2e-fs', version: '0.0.0' },
+    roots ? { capabilities: { roots: { listChanged: true } } } : undefined,
+  );
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: await roots() }));
   t.after(async () => {
     await client.close().catch(() => {});
     // Under ASan, UBSan or TSan (setup.sh --asan, --tsan) a leak, an error
@@ -589,15 +601,18 @@ describe('fs: configuration', () => {
     return line;
   };
 
-  test('unconfigured, it loads quietly and offers nothing', async () => {
+  test('unconfigured, it loads and offers its read-only tools and template for client roots', async () => {
     const dir = await makePluginDir(['fs']);
     const r = await runMcpd(['--plugins', dir, '--no-watch', '--list']);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /error/);
-    assert.match(r.stderr, /no roots configured; offering nothing/);
-    // fs is listed, with nothing under it: no tool, resource or template.
+    assert.match(r.stderr, /no roots configured; serving each client's own roots \(read-only/);
     assert.match(r.stdout, /^fs\s+1\.0\s+/m, r.stdout);
-    assert.doesNotMatch(r.stdout, /^\s+(tool|resource|template|prompt)\s/m, r.stdout);
+    for (const tool of ['list_directory', 'read_file', 'search', 'stat'])
+      assert.match(r.stdout, new RegExp(`^\\s+tool\\s+${tool}\\b`, 'm'), r.stdout);
+    assert.doesNotMatch(r.stdout, /write_file/, r.stdout);
+    assert.doesNotMatch(r.stdout, /^\s+resource\s/m, r.stdout);
+    assert.match(r.stdout, /^\s+template\s+file:\/\/\/\{\+path\}/m, r.stdout);
   });
 
   test('a config without roots fails the load with a line that says what to write', async () => {
@@ -625,5 +640,169 @@ describe('fs: configuration', () => {
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`plugin "fs": serving ${tree.root} \\(read-only\\)`));
+    assert.match(r.stderr, /serving the 1 configured root; clients' roots are ignored/);
+  });
+});
+
+/** read_file of `p` until it succeeds: after notifications/roots/list_changed
+ * mcpd fetches the roots again, so calls made meanwhile see the old ones. */
+async function servedSoon(client, p) {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const r = await call(client, 'read_file', { path: p });
+    if (!r.isError || Date.now() > deadline) return r;
+    await sleep(20);
+  }
+}
+
+describe('fs: client roots (nothing configured)', () => {
+  /** A second root, whose name needs percent-encoding in its URI. */
+  let other;
+  before(async () => {
+    other = path.join(tree.base, 'client two');
+    await fsp.mkdir(other, { recursive: true });
+    await fsp.writeFile(path.join(other, 'two.txt'), 'second root\n');
+  });
+
+  test('a client with roots gets the tools and the template, served beneath its roots only', async (t) => {
+    // Roots that are not local directories are skipped; the others serve.
+    let roots = [
+      { uri: 'https://example.com/repo', name: 'not a file' },
+      { uri: fileUri(path.join(tree.base, 'does-not-exist')) },
+      { uri: fileUri(tree.root), name: 'project' },
+    ];
+    const { client } = await connect(t, undefined, { roots: () => roots });
+
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['list_directory', 'read_file', 'search', 'stat']);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((x) => x.uriTemplate), [TEMPLATE]);
+    // No per-file resources: the roots are known per call only.
+    assert.deepEqual((await client.listResources()).resources, []);
+
+    // Served: relative paths start at the first usable root.
+    assert.equal(resultText(await call(client, 'read_file', { path: 'hello.txt' })), 'hello, world\n');
+    assert.equal(
+      resultText(await call(client, 'read_file', { path: path.join(tree.root, 'notes', 'todo.md') })),
+      '- buy milk\n',
+    );
+    assert.match(resultText(await call(client, 'list_directory', { path: '.' })), /\[directory\] notes\/\n/);
+    assert.match(resultText(await call(client, 'search', { path: '.', pattern: '*.md' })), /^1 match .*\nnotes\/todo\.md\n/);
+    assert.equal((await call(client, 'stat', { path: 'notes' })).structuredContent.type, 'directory');
+    const hello = fileUri(path.join(tree.root, 'hello.txt'));
+    assert.deepEqual((await client.readResource({ uri: hello })).contents, [
+      { uri: hello, mimeType: 'text/plain', text: 'hello, world\n' },
+    ]);
+    const rel = tree.root.slice(1);
+    const ref = { type: 'ref/resource', uri: TEMPLATE };
+    assert.deepEqual((await client.complete({ ref, argument: { name: 'path', value: '' } })).completion.values, [
+      `${rel}/`,
+    ]);
+
+    // Refused: "..", absolute paths elsewhere, links that lead out, the
+    // roots that were skipped.
+    for (const [p, pattern] of [
+      ['../outside/secret.txt', /outside the allowed roots/],
+      [path.join(tree.outside, 'secret.txt'), /outside the allowed roots\. Allowed roots: /],
+      ['/etc/passwd', new RegExp(`Allowed roots: ${tree.root}$`)],
+      ['escape', /leads outside/],
+      ['linkdir/secret.txt', /leads outside/],
+      [path.join(tree.base, 'does-not-exist'), /outside the allowed roots/],
+    ]) {
+      assertToolError(await call(client, 'read_file', { path: p }), pattern);
+      assertToolError(await call(client, 'list_directory', { path: p }), pattern);
+    }
+    assertToolError(await call(client, 'search', { path: 'linkdir', pattern: '*' }), /leads outside/);
+    for (const p of [path.join(tree.outside, 'secret.txt'), path.join(tree.root, 'escape'), path.join(other, 'two.txt')])
+      await assertReadRefused(client, fileUri(p));
+    await assertReadRefused(client, `file://${tree.root}/../outside/secret.txt`);
+
+    // The client changes its roots: the new one is served, the old one no
+    // longer (mcpd fetches them again on list_changed; wait for that).
+    roots = [{ uri: fileUri(other), name: 'two' }];
+    await client.sendRootsListChanged();
+    const twoUri = fileUri(path.join(other, 'two.txt'));
+    assert.ok(twoUri.includes('client%20two'), twoUri);
+    assert.equal(resultText(await servedSoon(client, 'two.txt')), 'second root\n');
+    assert.equal((await client.readResource({ uri: twoUri })).contents[0].text, 'second root\n');
+    assertToolError(await call(client, 'read_file', { path: path.join(tree.root, 'hello.txt') }), /outside the allowed roots/);
+    assertToolError(await call(client, 'read_file', { path: '../root/hello.txt' }), /outside the allowed roots/);
+    await assertReadRefused(client, hello);
+  });
+
+  test('a call made before mcpd has fetched the roots asks the client for them', async (t) => {
+    // The client answers roots/list slowly, so the first call starts before
+    // mcpd's own roots/list (sent after initialization) is answered.
+    const { client } = await connect(t, undefined, {
+      roots: async () => {
+        await sleep(300);
+        return [{ uri: fileUri(tree.root) }];
+      },
+    });
+    assert.equal(resultText(await call(client, 'read_file', { path: 'hello.txt' })), 'hello, world\n');
+  });
+
+  test('a client without roots gets a clear error', async (t) => {
+    const { client } = await connect(t, undefined);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['list_directory', 'read_file', 'search', 'stat']);
+    const noRoots = /no roots: configure plugins\.fs\.roots or use a client that offers roots/;
+    assertToolError(await call(client, 'read_file', { path: 'hello.txt' }), noRoots);
+    assertToolError(await call(client, 'list_directory', { path: tree.root }), noRoots);
+    await assert.rejects(client.readResource({ uri: fileUri(path.join(tree.root, 'hello.txt')) }), (err) => {
+      assert.equal(err.code, -32002);
+      assert.match(err.message, noRoots);
+      return true;
+    });
+  });
+
+  test('a client whose roots are all unusable gets the same error', async (t) => {
+    const { client } = await connect(t, undefined, {
+      roots: () => [{ uri: 'https://example.com/' }, { uri: fileUri(path.join(tree.root, 'hello.txt')) }],
+    });
+    assertToolError(
+      await call(client, 'read_file', { path: 'hello.txt' }),
+      /no roots: configure plugins\.fs\.roots or use a client that offers roots/,
+    );
+  });
+
+  test("configured roots win: the client's roots are ignored", async (t) => {
+    const { client } = await connect(t, { roots: [tree.root] }, { roots: () => [{ uri: fileUri(other) }] });
+    assert.equal(resultText(await call(client, 'read_file', { path: 'hello.txt' })), 'hello, world\n');
+    assertToolError(
+      await call(client, 'read_file', { path: path.join(other, 'two.txt') }),
+      new RegExp(`outside the allowed roots\\. Allowed roots: ${tree.root}$`),
+    );
+    await assertReadRefused(client, fileUri(path.join(other, 'two.txt')));
+  });
+
+  test('subscriptions are watched beneath the client roots, and stop when the roots move away', async (t) => {
+    const dir = path.join(tree.base, 'client-watched');
+    await fsp.mkdir(dir, { recursive: true });
+    const file = path.join(dir, 'live.txt');
+    await fsp.writeFile(file, 'one');
+    let roots = [{ uri: fileUri(dir) }];
+    const { client } = await connect(t, undefined, { roots: () => roots });
+    const updates = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updates.push(n.params.uri);
+    });
+    const uri = fileUri(file);
+    assert.equal((await client.readResource({ uri })).contents[0].text, 'one');
+    await client.subscribeResource({ uri });
+    await fsp.writeFile(file, 'two');
+    await until(() => updates.length >= 1, 5000, 'the update under the client root');
+    assert.deepEqual(updates, [uri]);
+
+    // The roots move elsewhere: once a call has seen them, the file is no
+    // longer watched.
+    roots = [{ uri: fileUri(other) }];
+    await client.sendRootsListChanged();
+    await servedSoon(client, 'two.txt');
+    await sleep(300);
+    const before = updates.length;
+    await fsp.writeFile(file, 'three');
+    await sleep(600);
+    assert.equal(updates.length, before, `updates outside the roots: ${JSON.stringify(updates.slice(before))}`);
   });
 });
