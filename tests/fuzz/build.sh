@@ -4,9 +4,9 @@
 # The autotools objects are built with gcc, so the sources are compiled
 # here again, directly, with -fsanitize=fuzzer,address,undefined, against
 # the config.h that configure wrote into BUILDDIR.  OUTDIR (default
-# BUILDDIR/tests/fuzz) receives fuzz_protocol, fuzz_arguments and the
-# plugins they load (echo.so, calc.so, fuzzfix.so), which they find beside
-# themselves.
+# BUILDDIR/tests/fuzz) receives fuzz_protocol, fuzz_arguments, fuzz_uritpl
+# and the plugins they load (echo.so, calc.so, fuzzfix.so), which they find
+# beside themselves.
 #
 # Needs clang and libFuzzer; on Debian 12: apt-get install clang
 # libclang-rt-14-dev.  CC overrides the compiler.
@@ -63,7 +63,7 @@ done
 # shellcheck disable=SC2086
 $CC $CFLAGS_FUZZ -c "$here/fuzz_common.c" -o "$out/obj/fuzz_common.o"
 
-for fz in fuzz_protocol fuzz_arguments; do
+for fz in fuzz_protocol fuzz_arguments fuzz_uritpl; do
   # shellcheck disable=SC2086
   $CC $CFLAGS_FUZZ "$here/$fz.c" $objs "$out/obj/fuzz_common.o" \
     -o "$out/$fz" $deps_libs -ldl -lm -lpthread
@@ -83,4 +83,4 @@ for p in echo:plugins/echo/echo.c calc:plugins/calc/calc.c \
   chmod 0755 "$out/${p%%:*}.so"
 done
 
-echo "build.sh: built fuzz_protocol, fuzz_arguments and their plugins in $out"
+echo "build.sh: built fuzz_protocol, fuzz_arguments, fuzz_uritpl and their plugins in $out"

@@ -1,8 +1,10 @@
 /* fuzz_protocol.c -- libFuzzer harness for the protocol path a client's
  * bytes take: framer -> jsonrpc -> session -> methods -> call -> plugins.
  * The server loads the bundled echo and calc plugins and the fixture
- * fuzzfix.so (fuzz_plugin.c), whose "deferred" tool keeps requests in
- * flight until the next loop turn; nothing runs on another thread.
+ * fuzzfix.so (fuzz_plugin.c): tools, resources, resource templates,
+ * prompts, completion and subscription callbacks, some ASYNC so that
+ * requests stay in flight until the next loop turn; nothing runs on
+ * another thread.
  *
  * Input layout: the first byte selects the set-up, the rest is the byte
  * stream a client would write to mcpd's stdin.
@@ -29,8 +31,10 @@
  * level, requests in flight) that would make a crash depend on earlier
  * inputs.  The server, its loop and the plugins are set up once, with
  * --max-message-size 2048 (oversized lines are within libFuzzer's input
- * lengths), --page-size 1 (tools/list pages and cursors) and
- * --max-in-flight 3 (the busy error is reachable).
+ * lengths), --page-size 1 (list pages and cursors) and
+ * --max-in-flight 3 (the busy error is reachable).  Subscriptions belong
+ * to the session and end with it; the fixture's subscribe callbacks report
+ * updates, which reach the session on a later loop turn.
  *
  * Invariants, on every message written (fuzz_check_message): one strict
  * JSON value, valid UTF-8, no raw newline, CR, NUL or control character, a
@@ -42,7 +46,16 @@
  * on a loop turn answers a request that got none at once, each at most
  * once; every request is answered unless the stream cancels something; the
  * loop ends every call within a bounded number of turns; after a hang-up
- * nothing is written. */
+ * nothing is written.  Replies to requests that make the fixture misuse a
+ * builder (tools/call misuse, resources/read fuzz://misuse/..., prompts/get
+ * misuse, completion/complete of a fixture entry with a value starting
+ * with '!') are never results.  Results of completion/complete carry at
+ * most 100 string values, a total no smaller and hasMore when it is
+ * larger; of resources/read a non-empty list of contents, each with a URI
+ * and text or a blob; of prompts/get messages whose role is user or
+ * assistant and whose content is a typed block.  (Batches are checked
+ * message by message only.)  notifications/resources/updated names a URI
+ * the session is subscribed to (unless a batch may have changed that). */
 #include "config.h"
 
 #include <stdint.h>
@@ -53,6 +66,7 @@
 #include "framer.h"
 #include "fuzz_common.h"
 #include "jsonrpc.h"
+#include "registry.h"
 
 #define FUZZ_MAX_MESSAGE 2048
 #define FUZZ_MAX_TURNS 64
@@ -60,14 +74,31 @@
 static fuzz_server fs;
 static int trace; /* MCPD_FUZZ_TRACE: print the exchange to stderr */
 
+/* What a reply to a request must be, besides well-formed. */
+#define EXPECT_FAILURE 0x1u    /* an error: the fixture misuses a builder */
+#define EXPECT_COMPLETION 0x2u /* a result is a CompleteResult */
+#define EXPECT_READ 0x4u       /* a result is a ReadResourceResult */
+#define EXPECT_PROMPT 0x8u     /* a result is a GetPromptResult */
+
+/* A request not answered at once. */
+typedef struct pending {
+  char *id; /* JSON text */
+  unsigned expect;
+} pending;
+
 typedef struct run {
   memory_transport mt;
   session *s;
   framer f;
-  char **pending; /* ids (JSON text) of requests not answered at once */
+  pending *pending;
   size_t n_pending;
   size_t cap_pending;
   int cancels; /* the stream sent notifications/cancelled */
+  int batches; /* the stream sent a batch */
+  /* The URIs the session is subscribed to once every line was handled,
+   * by the replies to resources/subscribe and unsubscribe (outside
+   * batches), as keys. */
+  json_object *subscribed;
 } run;
 
 static void written_cb(void *arg, const char *text, size_t len) {
@@ -130,26 +161,178 @@ static void note_cancels(run *r, json_object *req) {
   }
 }
 
-static void add_pending(run *r, const char *id) {
+/* Requests in flight may share an id, and which is answered first is not
+ * known here: such requests keep only the expectations they share. */
+static void add_pending(run *r, const char *id, unsigned expect) {
   if (r->n_pending == r->cap_pending) {
     r->cap_pending = r->cap_pending ? r->cap_pending * 2 : 8;
     r->pending = realloc(r->pending, r->cap_pending * sizeof(*r->pending));
     FUZZ_CHECK(r->pending != NULL, "out of memory");
   }
-  r->pending[r->n_pending] = strdup(id);
-  FUZZ_CHECK(r->pending[r->n_pending] != NULL, "out of memory");
+  for (size_t i = 0; i < r->n_pending; i++)
+    if (strcmp(r->pending[i].id, id) == 0) {
+      expect &= r->pending[i].expect;
+      r->pending[i].expect = expect;
+    }
+  r->pending[r->n_pending].id = strdup(id);
+  r->pending[r->n_pending].expect = expect;
+  FUZZ_CHECK(r->pending[r->n_pending].id != NULL, "out of memory");
   r->n_pending++;
 }
 
-/* Crosses a late reply's id off the requests still owed one. */
-static int take_pending(run *r, const char *id) {
+/* Crosses a late reply's id off the requests still owed one; returns
+ * whether one was, and what its reply must be in *expect. */
+static int take_pending(run *r, const char *id, unsigned *expect) {
   for (size_t i = 0; i < r->n_pending; i++)
-    if (strcmp(r->pending[i], id) == 0) {
-      free(r->pending[i]);
+    if (strcmp(r->pending[i].id, id) == 0) {
+      *expect = r->pending[i].expect;
+      free(r->pending[i].id);
       r->pending[i] = r->pending[--r->n_pending];
       return 1;
     }
   return 0;
+}
+
+static const char *string_member(json_object *obj, const char *key) {
+  json_object *v;
+  if (json_object_is_type(obj, json_type_object) &&
+      json_object_object_get_ex(obj, key, &v) &&
+      json_object_is_type(v, json_type_string))
+    return json_object_get_string(v);
+  return NULL;
+}
+
+static int starts_with(const char *s, const char *prefix) {
+  return s != NULL && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int equals(const char *s, const char *t) {
+  return s != NULL && strcmp(s, t) == 0;
+}
+
+/* What the reply to request `req` must be (EXPECT_* bits).  The names are
+ * fuzz_plugin.c's: the entries that misuse a builder, and those with a
+ * completion callback. */
+static unsigned expectations(json_object *req) {
+  const char *method = string_member(req, "method");
+  json_object *params = NULL, *ref = NULL, *argument = NULL;
+  const char *type;
+
+  if (method == NULL)
+    return 0;
+  json_object_object_get_ex(req, "params", &params);
+  if (strcmp(method, "tools/call") == 0)
+    return equals(string_member(params, "name"), "misuse") ? EXPECT_FAILURE : 0;
+  if (strcmp(method, "resources/read") == 0)
+    return EXPECT_READ |
+           (starts_with(string_member(params, "uri"), "fuzz://misuse/")
+                ? EXPECT_FAILURE
+                : 0);
+  if (strcmp(method, "prompts/get") == 0)
+    return EXPECT_PROMPT |
+           (equals(string_member(params, "name"), "misuse") ? EXPECT_FAILURE
+                                                            : 0);
+  if (strcmp(method, "completion/complete") != 0)
+    return 0;
+  if (json_object_is_type(params, json_type_object)) {
+    json_object_object_get_ex(params, "ref", &ref);
+    json_object_object_get_ex(params, "argument", &argument);
+  }
+  type = string_member(ref, "type");
+  if (starts_with(string_member(argument, "value"), "!") &&
+      ((equals(type, "ref/prompt") &&
+        (equals(string_member(ref, "name"), "say") ||
+         equals(string_member(ref, "name"), "misuse"))) ||
+       (equals(type, "ref/resource") &&
+        (equals(string_member(ref, "uri"), "fuzz://item/{id}/{+rest}") ||
+         equals(string_member(ref, "uri"), "fuzz://async{/key}~{#frag}")))))
+    return EXPECT_COMPLETION | EXPECT_FAILURE;
+  return EXPECT_COMPLETION;
+}
+
+static json_object *member(json_object *obj, const char *key, json_type type) {
+  json_object *v;
+  if (json_object_is_type(obj, json_type_object) &&
+      json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, type))
+    return v;
+  return NULL;
+}
+
+/* Checks a reply against what its request expects. */
+static void check_answer(unsigned expect, json_object *msg, const char *text) {
+  json_object *result = member(msg, "result", json_type_object), *list, *v;
+  size_t n;
+
+  if (result == NULL)
+    return; /* an error; or no response, which fuzz_check_message judged */
+  FUZZ_CHECK(!(expect & EXPECT_FAILURE),
+             "a builder the call cannot carry was accepted: %.300s", text);
+  if (expect & EXPECT_COMPLETION) {
+    json_object *completion = member(result, "completion", json_type_object);
+    json_object *total, *more;
+    FUZZ_CHECK(completion != NULL, "no completion: %.300s", text);
+    list = member(completion, "values", json_type_array);
+    total = member(completion, "total", json_type_int);
+    more = member(completion, "hasMore", json_type_boolean);
+    FUZZ_CHECK(list != NULL && total != NULL && more != NULL,
+               "completion lacks values, total or hasMore: %.300s", text);
+    n = json_object_array_length(list);
+    FUZZ_CHECK(n <= 100, "%zu completion values: %.300s", n, text);
+    for (size_t i = 0; i < n; i++)
+      FUZZ_CHECK(json_object_is_type(json_object_array_get_idx(list, i),
+                                     json_type_string),
+                 "a completion value is no string: %.300s", text);
+    FUZZ_CHECK(json_object_get_uint64(total) >= n,
+               "completion total below the values sent: %.300s", text);
+    FUZZ_CHECK(json_object_get_uint64(total) == n ||
+                   json_object_get_boolean(more),
+               "more completions than sent, hasMore false: %.300s", text);
+  }
+  if (expect & EXPECT_READ) {
+    list = member(result, "contents", json_type_array);
+    n = list ? json_object_array_length(list) : 0;
+    FUZZ_CHECK(n > 0, "a read result without contents: %.300s", text);
+    for (size_t i = 0; i < n; i++) {
+      v = json_object_array_get_idx(list, i);
+      FUZZ_CHECK(member(v, "uri", json_type_string) != NULL &&
+                     (member(v, "text", json_type_string) != NULL) !=
+                         (member(v, "blob", json_type_string) != NULL),
+                 "a read content needs a uri and text or blob: %.300s", text);
+    }
+  }
+  if (expect & EXPECT_PROMPT) {
+    list = member(result, "messages", json_type_array);
+    FUZZ_CHECK(list != NULL, "a prompt result without messages: %.300s", text);
+    n = json_object_array_length(list);
+    for (size_t i = 0; i < n; i++) {
+      const char *role;
+      v = json_object_array_get_idx(list, i);
+      role = string_member(v, "role");
+      FUZZ_CHECK(equals(role, "user") || equals(role, "assistant"),
+                 "a prompt message's role is not user or assistant: %.300s",
+                 text);
+      FUZZ_CHECK(
+          string_member(member(v, "content", json_type_object), "type") != NULL,
+          "a prompt message's content has no type: %.300s", text);
+    }
+  }
+}
+
+/* Follows the session's subscriptions: a subscribe or unsubscribe that
+ * got a result at once took effect. */
+static void note_subscription(run *r, json_object *req, json_object *reply) {
+  const char *method = string_member(req, "method"), *uri;
+  json_object *params = NULL;
+
+  if (method == NULL || member(reply, "result", json_type_object) == NULL)
+    return;
+  json_object_object_get_ex(req, "params", &params);
+  if ((uri = string_member(params, "uri")) == NULL)
+    return;
+  if (strcmp(method, "resources/subscribe") == 0)
+    json_object_object_add(r->subscribed, uri, NULL);
+  else if (strcmp(method, "resources/unsubscribe") == 0)
+    json_object_object_del(r->subscribed, uri);
 }
 
 /* What one line may have produced at once: r->mt.msgs[before ..]. */
@@ -174,15 +357,19 @@ static void check_line(run *r, const char *line, size_t len, size_t before) {
     goto done;
   }
   note_cancels(r, req);
-  if (json_object_is_type(req, json_type_array))
+  if (json_object_is_type(req, json_type_array)) {
+    r->batches = 1;
     goto done; /* Batches: checked message by message. */
+  }
   if (json_object_object_get_ex(req, "method", NULL) &&
       json_object_object_get_ex(req, "id", &id)) {
     if (n == 0) {
       /* Still in flight: answered on a loop turn, or cancelled. */
-      add_pending(r, fuzz_id_text(id));
+      add_pending(r, fuzz_id_text(id), expectations(req));
       goto done;
     }
+    check_answer(expectations(req), first, line);
+    note_subscription(r, req, first);
     json_object_object_get_ex(first, "id", &rid);
     if (rid == NULL) {
       FUZZ_CHECK(error_code(first) != 0, "a result with a null id: %.300s",
@@ -235,6 +422,8 @@ static void run_open(run *r, int init) {
   const char *version = versions[init & 3];
 
   memset(r, 0, sizeof(*r));
+  r->subscribed = json_object_new_object();
+  FUZZ_CHECK(r->subscribed != NULL, "out of memory");
   memory_transport_init(&r->mt, written_cb, r);
   r->s = server_open_session(&fs.srv, memory_transport_write, &r->mt);
   FUZZ_CHECK(r->s != NULL, "server_open_session failed");
@@ -307,40 +496,83 @@ static void run_feed(run *r, const uint8_t *data, size_t size, size_t piece,
                r->s->requests_in_flight);
     for (size_t i = fed; i < r->mt.n; i++) {
       json_object *msg = reply(r, i), *id;
+      const char *uri;
+      if (equals(string_member(msg, "method"),
+                 "notifications/resources/updated") &&
+          !r->batches) {
+        /* Told while the loop ran, after every line: only URIs still
+         * subscribed then. */
+        uri = string_member(member(msg, "params", json_type_object), "uri");
+        FUZZ_CHECK(uri != NULL &&
+                       json_object_object_get_ex(r->subscribed, uri, NULL),
+                   "an update of a URI not subscribed to: %s", r->mt.msgs[i]);
+      }
       if (json_object_is_type(msg, json_type_object) &&
           !json_object_object_get_ex(msg, "method", NULL)) {
+        unsigned expect = 0;
         json_object_object_get_ex(msg, "id", &id);
-        FUZZ_CHECK(take_pending(r, fuzz_id_text(id)),
+        FUZZ_CHECK(take_pending(r, fuzz_id_text(id), &expect),
                    "a late reply answers no request in flight: %s",
                    r->mt.msgs[i]);
+        check_answer(expect, msg, r->mt.msgs[i]);
       }
       json_object_put(msg);
     }
     FUZZ_CHECK(r->n_pending == 0 || r->cancels,
                "%zu requests never answered, none cancelled (first id %s)",
-               r->n_pending, r->n_pending ? r->pending[0] : "");
+               r->n_pending, r->n_pending ? r->pending[0].id : "");
     server_close_session(&fs.srv, r->s);
     r->s = NULL;
     fuzz_server_turn(&fs);
   }
   for (size_t i = 0; i < r->n_pending; i++)
-    free(r->pending[i]);
+    free(r->pending[i].id);
   free(r->pending);
   r->pending = NULL;
   r->n_pending = 0;
+  json_object_put(r->subscribed);
+  r->subscribed = NULL;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   static const char *const plugins[] = {"echo.so", "calc.so", "fuzzfix.so",
                                         NULL};
-  static const char *const want[] = {"echo",   "calculate", "deferred",
-                                     "mirror", "typed",     NULL};
+  static const char *const want[] = {"echo",  "calculate", "deferred", "mirror",
+                                     "typed", "misuse",    NULL};
+  /* The rest of the fixture: a refused entry would pass unnoticed. */
+  static const struct {
+    reg_kind kind;
+    const char *key;
+  } entries[] = {
+      {REG_RESOURCE, "fuzz://text"},
+      {REG_RESOURCE, "fuzz://bytes"},
+      {REG_RESOURCE, "fuzz://item/0/shadow"},
+      {REG_RESOURCE, "fuzz://empty"},
+      {REG_TEMPLATE, "fuzz://item/{id}/{+rest}"},
+      {REG_TEMPLATE, "fuzz://fail/{code}"},
+      {REG_TEMPLATE, "fuzz://bytes/{+hex}"},
+      {REG_TEMPLATE, "fuzz://misuse/{how}"},
+      {REG_TEMPLATE, "fuzz://async{/key}~{#frag}"},
+      {REG_TEMPLATE, "fuzz://doc{/dir}/{name}~{.ext}"},
+      {REG_PROMPT, "say"},
+      {REG_PROMPT, "misuse"},
+      {REG_PROMPT, "later"},
+  };
   static const char *const extra[] = {
       "--max-message-size", "2048", "--page-size", "1",
       "--max-in-flight",    "3",    NULL};
   (void)argc, (void)argv;
   trace = getenv("MCPD_FUZZ_TRACE") != NULL;
   fuzz_server_init(&fs, plugins, want, extra);
+  for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+    if (registry_find(&fs.srv.registry, entries[i].kind, entries[i].key) ==
+        NULL) {
+      fprintf(stderr,
+              "fuzz: %s %s did not load from fuzzfix.so (run with "
+              "MCPD_FUZZ_LOG=1)\n",
+              reg_kind_name(entries[i].kind), entries[i].key);
+      exit(1);
+    }
   return 0;
 }
 

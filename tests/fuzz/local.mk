@@ -48,7 +48,23 @@ FUZZ_CORPUS_PROTOCOL = \
 	tests/fuzz/corpus/protocol/tools_call_echo \
 	tests/fuzz/corpus/protocol/tools_call_progress \
 	tests/fuzz/corpus/protocol/tools_list_cursors \
-	tests/fuzz/corpus/protocol/typed
+	tests/fuzz/corpus/protocol/typed \
+	tests/fuzz/corpus/protocol/batch_content \
+	tests/fuzz/corpus/protocol/completion \
+	tests/fuzz/corpus/protocol/completion_async \
+	tests/fuzz/corpus/protocol/content_before_init \
+	tests/fuzz/corpus/protocol/misuse \
+	tests/fuzz/corpus/protocol/prompts_get \
+	tests/fuzz/corpus/protocol/prompts_get_later \
+	tests/fuzz/corpus/protocol/prompts_list \
+	tests/fuzz/corpus/protocol/resources_fail \
+	tests/fuzz/corpus/protocol/resources_list \
+	tests/fuzz/corpus/protocol/resources_read \
+	tests/fuzz/corpus/protocol/resources_read_async \
+	tests/fuzz/corpus/protocol/resources_read_busy \
+	tests/fuzz/corpus/protocol/resources_subscribe \
+	tests/fuzz/corpus/protocol/resources_templates_list \
+	tests/fuzz/corpus/protocol/subscribe_hangup
 
 FUZZ_CORPUS_ARGUMENTS = \
 	tests/fuzz/corpus/arguments/array \
@@ -84,6 +100,40 @@ FUZZ_CORPUS_ARGUMENTS = \
 	tests/fuzz/corpus/arguments/trailing \
 	tests/fuzz/corpus/arguments/whitespace
 
+FUZZ_CORPUS_URITPL = \
+	tests/fuzz/corpus/uritpl/adjacent \
+	tests/fuzz/corpus/uritpl/backtracking \
+	tests/fuzz/corpus/uritpl/backtracking_slashes \
+	tests/fuzz/corpus/uritpl/empty \
+	tests/fuzz/corpus/uritpl/empty_uri \
+	tests/fuzz/corpus/uritpl/empty_value \
+	tests/fuzz/corpus/uritpl/explode \
+	tests/fuzz/corpus/uritpl/fragment \
+	tests/fuzz/corpus/uritpl/item \
+	tests/fuzz/corpus/uritpl/label \
+	tests/fuzz/corpus/uritpl/literal_only \
+	tests/fuzz/corpus/uritpl/max_parts \
+	tests/fuzz/corpus/uritpl/name_chars \
+	tests/fuzz/corpus/uritpl/nested \
+	tests/fuzz/corpus/uritpl/no_variable \
+	tests/fuzz/corpus/uritpl/no_variable_op \
+	tests/fuzz/corpus/uritpl/op_query \
+	tests/fuzz/corpus/uritpl/path_segment \
+	tests/fuzz/corpus/uritpl/percent_bad \
+	tests/fuzz/corpus/uritpl/percent_cut \
+	tests/fuzz/corpus/uritpl/percent_not_utf8 \
+	tests/fuzz/corpus/uritpl/percent_nul \
+	tests/fuzz/corpus/uritpl/percent_utf8 \
+	tests/fuzz/corpus/uritpl/prefix \
+	tests/fuzz/corpus/uritpl/reserved \
+	tests/fuzz/corpus/uritpl/several_vars \
+	tests/fuzz/corpus/uritpl/slash_in_simple \
+	tests/fuzz/corpus/uritpl/stray_close \
+	tests/fuzz/corpus/uritpl/too_many_parts \
+	tests/fuzz/corpus/uritpl/twice \
+	tests/fuzz/corpus/uritpl/unclosed \
+	tests/fuzz/corpus/uritpl/utf8_literal
+
 EXTRA_DIST += \
 	tests/fuzz/README.md \
 	tests/fuzz/build.sh \
@@ -92,6 +142,8 @@ EXTRA_DIST += \
 	tests/fuzz/fuzz_common.c \
 	tests/fuzz/fuzz_protocol.c \
 	tests/fuzz/fuzz_arguments.c \
+	tests/fuzz/fuzz_uritpl.c \
 	tests/fuzz/fuzz_plugin.c \
 	$(FUZZ_CORPUS_PROTOCOL) \
-	$(FUZZ_CORPUS_ARGUMENTS)
+	$(FUZZ_CORPUS_ARGUMENTS) \
+	$(FUZZ_CORPUS_URITPL)

@@ -22,7 +22,7 @@ build=$(cd "$1" && pwd) || exit 2
 seconds=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$build/tests/fuzz
-fuzzers=${FUZZERS:-fuzz_protocol fuzz_arguments}
+fuzzers=${FUZZERS:-fuzz_protocol fuzz_arguments fuzz_uritpl}
 jobs=${FUZZ_JOBS:-1}
 
 if ! sh "$here/build.sh" "$build" "$out"; then
