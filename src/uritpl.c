@@ -8,12 +8,17 @@
 #include "uritpl.h"
 #include "utf8.h"
 
-/* Bounds that keep matching cheap whatever the template or the URI:
- * matching gives up after this many steps, each a character compared or
- * an end tried (the URI then does not match), and a template has at most
- * this many parts. */
-#define URITPL_MAX_STEPS 1000000
+/* Bounds that keep matching cheap whatever the template or the URI.  A
+ * template has at most URITPL_MAX_PARTS parts.  Matching gives up (the
+ * URI then does not match) after a budget of steps, each a character
+ * compared or an end tried: URITPL_STEPS_PER_BYTE per byte of the URI
+ * plus URITPL_MIN_STEPS, at most URITPL_MAX_STEPS.  So a short crafted
+ * URI cannot buy a long search: the work stays proportional to what the
+ * client sent. */
 #define URITPL_MAX_PARTS 32
+#define URITPL_MAX_STEPS 1000000
+#define URITPL_MIN_STEPS 10000
+#define URITPL_STEPS_PER_BYTE 64
 
 typedef struct part {
   char op;    /* 0 for literal text; ' ' simple; '+', '#', '/', '.' */
@@ -218,6 +223,7 @@ typedef struct matcher {
   size_t uri_len;
   span *values;
   long steps;
+  long budget;
 } matcher;
 
 /* Matches parts [k..] at uri offset `at`; backtracks over where each
@@ -225,7 +231,7 @@ typedef struct matcher {
 static int match_from(matcher *m, size_t k, size_t at) {
   const part *p;
 
-  if (++m->steps > URITPL_MAX_STEPS)
+  if (++m->steps > m->budget)
     return 0;
   if (k == m->t->n)
     return at == m->uri_len;
@@ -242,7 +248,7 @@ static int match_from(matcher *m, size_t k, size_t at) {
   }
   /* The value runs to some end; it is never empty. */
   for (size_t end = at + 1; end <= m->uri_len; end++) {
-    if (++m->steps > URITPL_MAX_STEPS || !allowed(p->op, m->uri[end - 1]))
+    if (++m->steps > m->budget || !allowed(p->op, m->uri[end - 1]))
       return 0;
     if (k + 1 < m->t->n) {
       const part *next = &m->t->parts[k + 1];
@@ -257,7 +263,7 @@ static int match_from(matcher *m, size_t k, size_t at) {
     m->values[k].len = end - at;
     if (match_from(m, k + 1, end))
       return 1;
-    if (m->steps > URITPL_MAX_STEPS)
+    if (m->steps > m->budget)
       return 0;
   }
   return 0;
@@ -265,8 +271,12 @@ static int match_from(matcher *m, size_t k, size_t at) {
 
 json_object *uritpl_match(const uritpl *t, const char *uri) {
   span values[URITPL_MAX_PARTS];
-  matcher m = {t, uri, strlen(uri), values, 0};
+  size_t len = strlen(uri);
+  matcher m = {t, uri, len, values, 0, URITPL_MAX_STEPS};
   json_object *vars;
+
+  if (len < (URITPL_MAX_STEPS - URITPL_MIN_STEPS) / URITPL_STEPS_PER_BYTE)
+    m.budget = URITPL_MIN_STEPS + (long)len * URITPL_STEPS_PER_BYTE;
 
   if (!match_from(&m, 0, 0))
     return NULL;
