@@ -240,6 +240,19 @@ describe('config file', () => {
     assert.ok(line, `no line naming both the file and the key:\n${res.stderr}`);
   });
 
+  test('requestTimeoutMs and --request-timeout: out-of-range values are refused, naming them', async () => {
+    for (const [value, why] of [['x', /must be an integer/], [0, /must be an integer from 1/], [86400001, /from 1 to 86400000/]]) {
+      const file = await configFile({ requestTimeoutMs: value }, 'timeout-config.json');
+      const res = await runMcpd(['--config', file, '--no-watch']);
+      assert.notEqual(res.code, 0);
+      assert.match(res.stderr, /timeout-config\.json.*requestTimeoutMs/);
+      assert.match(res.stderr, why);
+    }
+    const res = await runMcpd(['--request-timeout', '0', '--no-watch']);
+    assert.notEqual(res.code, 0);
+    assert.match(res.stderr, /--request-timeout: "0"/);
+  });
+
   test('a missing file -> stderr names it, nonzero exit', async () => {
     const dir = await makeTempDir();
     const res = await runMcpd(['--config', path.join(dir, 'nowhere.json'), '--no-watch']);
