@@ -514,7 +514,16 @@ static int parse_config(struct fs_state *st, json_object *config,
     if (rc != MCPD_OK)
       return rc;
   }
-  if (roots == NULL || !json_object_is_type(roots, json_type_array) ||
+  if (roots == NULL) {
+    /* Limits may be tuned for the clients' roots; writing needs roots
+     * the operator chose. */
+    if (st->write)
+      return config_error(host, errmsg,
+                          "\"write\": true needs \"roots\": writing is "
+                          "never offered under the clients' roots");
+    return MCPD_OK;
+  }
+  if (!json_object_is_type(roots, json_type_array) ||
       json_object_array_length(roots) == 0)
     return config_error(host, errmsg,
                         "\"roots\" must be a non-empty array of directory "

@@ -615,8 +615,16 @@ describe('fs: configuration', () => {
     assert.match(r.stdout, /^\s+template\s+file:\/\/\/\{\+path\}/m, r.stdout);
   });
 
-  test('a config without roots fails the load with a line that says what to write', async () => {
-    assert.match(await loadError({}), /config: "roots" must be a non-empty array of directory paths/);
+  test('a config without roots tunes the client-roots mode; write without roots or empty roots are refused', async () => {
+    const dir = await makePluginDir(['fs']);
+    const ok = await runMcpd([
+      '--plugins', dir, '--no-watch', '--list',
+      '--config', await configFile({ plugins: { fs: { max_read_bytes: 4096 } } }),
+    ]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^\s+tool\s+read_file\s/m, ok.stdout);
+    assert.doesNotMatch(ok.stdout, /write_file/, ok.stdout);
+    assert.match(await loadError({ write: true }), /"write": true needs "roots"/);
     assert.match(await loadError({ roots: [] }), /config: "roots" must be a non-empty array/);
   });
 
