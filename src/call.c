@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/linkhash.h>
+
 #include "call.h"
 #include "handles.h"
 #include "jsonrpc.h"
@@ -1426,8 +1428,14 @@ static int host_remove_prompt(mcpd_self *self, const char *name) {
 
 static void updated_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
+  plugin *p = ev->plugin;
+  /* From here on a new report of the URI queues a new notification. */
+  uv_mutex_lock(&p->updates_lock);
+  lh_table_delete(p->updates_pending, ev->name);
+  uv_mutex_unlock(&p->updates_lock);
   if (ev->exec->updated_cb != NULL)
     ev->exec->updated_cb(ev->exec->arg, ev->name);
+  plugin_release(p);
   free_event(ev);
 }
 
@@ -1440,14 +1448,35 @@ static int host_resource_updated(mcpd_self *self, const char *uri) {
               "absolute URI");
     return MCPD_ERROR;
   }
+  if (p->updates_pending == NULL) {
+    set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  /* A change already queued for the URI covers this one too: a plugin
+   * reporting in a loop queues one notification per URI, not one per
+   * report. */
+  uv_mutex_lock(&p->updates_lock);
+  if (lh_table_lookup_entry(p->updates_pending, uri) != NULL) {
+    uv_mutex_unlock(&p->updates_lock);
+    return MCPD_OK;
+  }
   ev = new_event(p->host_data, updated_run);
   if (ev == NULL || (ev->name = strdup(uri)) == NULL) {
+    uv_mutex_unlock(&p->updates_lock);
     if (ev != NULL)
       free_event(ev);
     set_error("out of memory");
     return MCPD_ERROR;
   }
+  {
+    char *key = strdup(uri);
+    if (key == NULL || lh_table_insert(p->updates_pending, key, NULL) != 0)
+      free(key); /* not coalesced, still sent */
+  }
+  plugin_ref(p);
+  ev->plugin = p;
   hostq_post(&ev->exec->queue, &ev->base);
+  uv_mutex_unlock(&p->updates_lock);
   return MCPD_OK;
 }
 

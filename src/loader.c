@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/linkhash.h>
+
 #include "descriptor.h"
 #include "loader.h"
 #include "log.h"
@@ -52,12 +54,21 @@ void loader_free(loader *l) {
   l->warned_configs = NULL;
 }
 
+/* Frees the key of an lh_table entry (keys there are strdup()ed). */
+static void free_key(struct lh_entry *e) {
+  free((void *)lh_entry_k(e));
+}
+
 void plugin_ref(plugin *p) {
   atomic_fetch_add(&p->refs, 1);
 }
 
 static void plugin_free(plugin *p) {
   registry_free(&p->staged);
+  if (p->updates_pending != NULL) {
+    lh_table_free(p->updates_pending);
+    uv_mutex_destroy(&p->updates_lock);
+  }
   if (p->dl)
     dlclose(p->dl);
   if (p->copy_fd >= 0)
@@ -274,6 +285,11 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->self.plugin = p;
   atomic_init(&p->refs, 1);
   p->copy_fd = -1;
+  if ((p->updates_pending = lh_kchar_table_new(16, free_key)) != NULL &&
+      uv_mutex_init(&p->updates_lock) != 0) {
+    lh_table_free(p->updates_pending);
+    p->updates_pending = NULL;
+  }
   p->replacing = replacing;
   p->path = strdup(path);
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include <json-c/json.h>
+#include <uv.h>
 
 #include "mcpd.h"
 #include "options.h"
@@ -53,6 +54,10 @@ typedef struct plugin {
   atomic_llong log_window_ms;
   atomic_int log_sent;
   atomic_long log_dropped;
+  /* URIs with a notifications/resources/updated still queued, so that a
+   * plugin reporting the same change in a loop queues it once (call.c). */
+  uv_mutex_t updates_lock;
+  struct lh_table *updates_pending;
   /* mcpd_host.on_roots_changed(); loop thread only. */
   void (*roots_cb)(void *arg);
   void *roots_arg;

@@ -650,13 +650,19 @@ static int tool_change(mcpd_call *call, const mcpd_request *req) {
   return host->result_textf(call, "%s %s %s", op, kind, key);
 }
 
-/* {"uri"}: resource_updated() for it, on the loop ("touch") or a pool
- * worker ("touch_pool"). */
+/* {"uri", "times"?}: resource_updated() for it, `times` times (default
+ * 1), on the loop ("touch") or a pool worker ("touch_pool"). */
 static int tool_touch(mcpd_call *call, const mcpd_request *req) {
   const char *uri = arg_string(req->arguments, "uri");
-  if (req->host->resource_updated(req->self, uri) != MCPD_OK)
-    return req->host->result_error(call, "resource_updated(%s): %s", uri,
-                                   req->host->last_error());
+  json_object *v;
+  int times = 1;
+
+  if (json_object_object_get_ex(req->arguments, "times", &v))
+    times = json_object_get_int(v);
+  for (int i = 0; i < times; i++)
+    if (req->host->resource_updated(req->self, uri) != MCPD_OK)
+      return req->host->result_error(call, "resource_updated(%s): %s", uri,
+                                     req->host->last_error());
   return req->host->result_textf(call, "touched %s", uri);
 }
 

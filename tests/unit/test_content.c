@@ -1092,6 +1092,16 @@ START_TEST(test_updated_only_to_subscribers) {
   ck_assert_uint_eq(b_out.n, 1);
   ck_assert_uint_eq(count_updated(&b_out, "content://users/7/profile.json"), 1);
 
+  /* A change reported again before its notification went out is the
+   * same change: a plugin reporting in a loop queues one. */
+  memory_transport_clear(&b_out);
+  tool(&a, "touch", "{\"uri\":\"content://blob\",\"times\":1000}", NULL);
+  settle();
+  ck_assert_uint_eq(count_updated(&b_out, "content://blob"), 1);
+  /* Once it went out, the next report is news again. */
+  tool(&a, "touch", "{\"uri\":\"content://blob\"}", NULL);
+  ck_assert_uint_eq(count_updated(&b_out, "content://blob"), 2);
+
   /* Nobody subscribed: nobody hears. */
   harness_clear(&h);
   memory_transport_clear(&b_out);
