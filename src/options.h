@@ -30,6 +30,7 @@ typedef struct options {
   json_object *plugin_configs; /* borrowed from config; may be NULL */
   const char *instructions;    /* borrowed from config; may be NULL */
   const char *transport;
+  const char *listen; /* --listen, for http; NULL otherwise */
   int log_level; /* log_level */
   int watch;
   size_t max_message;
