@@ -31,7 +31,7 @@ typedef struct options {
   const char *instructions;    /* borrowed from config; may be NULL */
   const char *transport;
   const char *listen; /* --listen, for http; NULL otherwise */
-  int log_level; /* log_level */
+  int log_level;      /* log_level */
   int watch;
   size_t max_message;
   size_t page_size;

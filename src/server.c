@@ -253,7 +253,7 @@ typedef struct http_post {
 typedef struct http_session {
   server *srv;
   session *session;
-  char id[33]; /* 128 random bits in hex: visible ASCII */
+  char id[33];       /* 128 random bits in hex: visible ASCII */
   http_post *stream; /* the GET stream, or NULL */
   http_post *posts;  /* POSTs waiting for their answer */
   strbuf backlog;    /* SSE events for a GET stream not open yet */
@@ -364,8 +364,7 @@ static void http_session_write(void *ctx, json_object *related,
     for (int i = 0; i < n; i++)
       total += lens[i];
     if (hs->backlog.len + total + 24 > HTTP_BACKLOG_MAX) {
-      log_debug("HTTP session %.8s: no GET stream; dropped a message",
-                hs->id);
+      log_debug("HTTP session %.8s: no GET stream; dropped a message", hs->id);
       return;
     }
     for (int i = 0; i < n; i++)
@@ -439,9 +438,9 @@ static http_post *post_new(http_session *hs, http_exchange *x) {
 
 /* What a POST body holds, as far as routing cares. */
 typedef struct body_info {
-  json_object *obj;   /* the parsed body, owned */
-  json_object *id;    /* the first request's id, borrowed, or NULL */
-  int initialize;     /* it is an initialize request */
+  json_object *obj; /* the parsed body, owned */
+  json_object *id;  /* the first request's id, borrowed, or NULL */
+  int initialize;   /* it is an initialize request */
 } body_info;
 
 static void scan_message(json_object *m, body_info *bi) {
@@ -658,9 +657,8 @@ int server_serve_http(server *srv) {
    * unnoticed: it goes to stderr like the rest of the log. */
   if ((fd = stdio_take_stdout()) >= 0)
     close(fd);
-  srv->http =
-      http_transport_new(srv->loop, srv->opts->listen, srv->opts->max_message,
-                         &cb);
+  srv->http = http_transport_new(srv->loop, srv->opts->listen,
+                                 srv->opts->max_message, &cb);
   if (srv->http == NULL)
     return -1;
   uv_timer_init(srv->loop, &srv->http_sweep_timer);

@@ -88,8 +88,7 @@ static int loopback_authority(const char *a, size_t n) {
   static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     size_t k = strlen(names[i]);
-    if (n >= k && strncasecmp(a, names[i], k) == 0 &&
-        (n == k || a[k] == ':')) {
+    if (n >= k && strncasecmp(a, names[i], k) == 0 && (n == k || a[k] == ':')) {
       for (size_t j = k + 1; j < n; j++)
         if (a[j] < '0' || a[j] > '9')
           return 0;
@@ -122,8 +121,7 @@ static int open_listener(http_transport *t, const char *listen_at) {
     struct sockaddr_un *un = (struct sockaddr_un *)&ss;
     const char *path = listen_at + 5;
     if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
-      log_error("--listen %s: the socket path is empty or too long",
-                listen_at);
+      log_error("--listen %s: the socket path is empty or too long", listen_at);
       return -1;
     }
     un->sun_family = AF_UNIX;
@@ -329,8 +327,7 @@ void http_exchange_stream_open(http_exchange *x) {
     log_error("out of memory opening an SSE stream");
     return;
   }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          "text/event-stream");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
   /* nginx and friends must not hold events back. */
   MHD_add_response_header(r, "X-Accel-Buffering", "no");
@@ -401,8 +398,8 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status,
                    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
                    "-32000,\"message\":\"%s\"}}",
                    why);
-  struct MHD_Response *r = MHD_create_response_from_buffer(
-      (size_t)n, body, MHD_RESPMEM_MUST_COPY);
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
   enum MHD_Result rc;
   if (r == NULL)
     return MHD_NO;
@@ -426,8 +423,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     http_method m;
     const char *host, *length;
     if (t->closing)
-      return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down",
-                    NULL);
+      return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down", NULL);
     host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
     if (host == NULL || !loopback_authority(host, strlen(host)) ||
         !origin_allowed(
@@ -444,8 +440,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     else if (strcmp(method, "DELETE") == 0)
       m = HTTP_METHOD_DELETE;
     else
-      return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                    "Method Not Allowed", "GET, POST, DELETE");
+      return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed",
+                    "GET, POST, DELETE");
     length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                          MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (length != NULL && strtoull(length, NULL, 10) > t->max_body)
@@ -509,8 +505,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
   return MHD_YES;
 }
 
-static void completed_cb(void *cls, struct MHD_Connection *conn,
-                         void **con_cls, enum MHD_RequestTerminationCode toe) {
+static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
   http_transport *t = cls;
   http_exchange *x = *con_cls;
   (void)conn;
