@@ -526,7 +526,8 @@ static void ask_send(client_ask *a) {
     ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the call was cancelled");
     return;
   }
-  id = session_request(r->session, a->method, a->params, ask_reply, a);
+  id = session_request_related(r->session, r, a->method, a->params, ask_reply,
+                               a);
   a->params = NULL;
   if (id == NULL) {
     ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the request could not be sent");
@@ -1212,7 +1213,7 @@ static void progress_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
   request *r = ev->call->req;
   if (r != NULL && !r->cancelled && r->session != NULL) {
-    session_notify(r->session, "notifications/progress", ev->msg);
+    session_notify_related(r->session, r, "notifications/progress", ev->msg);
     ev->msg = NULL;
   }
   free_event(ev);

@@ -93,10 +93,12 @@ int main(int argc, char **argv) {
     status = cli_call(&srv, opts.call_tool, opts.call_args);
     break;
   default:
-    /* stdio first: it takes fd 1 before any plugin code can write to it. */
-    if (server_serve_stdio(&srv) != 0) {
+    /* The transport first: it takes fd 1 before any plugin code can write
+     * to it. */
+    if (opts.listen != NULL ? server_serve_http(&srv) != 0
+                            : server_serve_stdio(&srv) != 0) {
       status = 1;
-      server_shutdown(&srv, "no stdio");
+      server_shutdown(&srv, opts.listen != NULL ? "cannot listen" : "no stdio");
     } else {
       server_start(&srv, 1);
     }

@@ -25,8 +25,9 @@ static const char usage[] =
     "                          $XDG_DATA_HOME/mcpd/plugins "
     "and " MCPD_PLUGINS_DIR "\n"
     "  --config FILE           JSON config (instructions, plugins, ...)\n"
-    "  --transport stdio       the transport (stdio)\n"
-    "  --listen HOST:PORT      address for network transports\n"
+    "  --transport stdio|http  the transport (stdio)\n"
+    "  --listen ADDR           for http: HOST:PORT (default 127.0.0.1:8080;\n"
+    "                          port 0 picks one) or unix:PATH\n"
     "  --log-level LEVEL       error, warn, info (default) or debug\n"
     "  --no-watch              do not watch plugin directories\n"
     "  --max-message-size N    largest message accepted, in bytes\n"
@@ -387,11 +388,13 @@ int options_parse(options *o, int argc, char **argv) {
     log_error("unexpected argument \"%s\"; see --help", argv[optind]);
     return -1;
   }
-  if (strcmp(o->transport, "stdio") != 0) {
-    log_error("--transport %s: this build serves stdio only", o->transport);
+  if (strcmp(o->transport, "http") == 0) {
+    /* Loopback unless told otherwise: an MCP endpoint runs plugin code. */
+    o->listen = listen_addr != NULL ? listen_addr : "127.0.0.1:8080";
+  } else if (strcmp(o->transport, "stdio") != 0) {
+    log_error("--transport %s: expected stdio or http", o->transport);
     return -1;
-  }
-  if (listen_addr != NULL) {
+  } else if (listen_addr != NULL) {
     log_error("--listen %s: stdio listens on nothing; --listen goes with a "
               "network transport",
               listen_addr);

@@ -30,7 +30,8 @@ typedef struct options {
   json_object *plugin_configs; /* borrowed from config; may be NULL */
   const char *instructions;    /* borrowed from config; may be NULL */
   const char *transport;
-  int log_level; /* log_level */
+  const char *listen; /* --listen, for http; NULL otherwise */
+  int log_level;      /* log_level */
   int watch;
   size_t max_message;
   size_t page_size;

@@ -35,6 +35,7 @@ int session_version_has_batches(const char *version) {
  * array when the last of them is answered. */
 typedef struct batch {
   session *session;
+  json_object *related; /* the id of its first request, or NULL */
   json_object *responses;
   size_t pending; /* requests not yet answered, +1 while dispatching */
 } batch;
@@ -44,8 +45,9 @@ typedef struct batch {
  * result) and error messages quoting input cut to fit a buffer may not be;
  * such bytes become U+FFFD here, whatever path built the message.  Bit i
  * of `trusted` marks parts[i] as known to be valid already. */
-static void write_out(session *s, const char *const *parts, const size_t *lens,
-                      int n, unsigned trusted) {
+static void write_out(session *s, json_object *related,
+                      const char *const *parts, const size_t *lens, int n,
+                      unsigned trusted) {
   size_t total = 0, off = 0, len;
   char *joined, *fixed;
   const char *text;
@@ -57,7 +59,7 @@ static void write_out(session *s, const char *const *parts, const size_t *lens,
       valid = 0;
   }
   if (valid) {
-    s->io.write(s->io.ctx, parts, lens, n);
+    s->io.write(s->io.ctx, related, parts, lens, n);
     return;
   }
   if ((joined = malloc(total + 1)) == NULL) {
@@ -75,16 +77,20 @@ static void write_out(session *s, const char *const *parts, const size_t *lens,
     return;
   }
   text = fixed;
-  s->io.write(s->io.ctx, &text, &len, 1);
+  s->io.write(s->io.ctx, related, &text, &len, 1);
   free(fixed);
 }
 
 /* Writes a message built as a json-c tree; consumes it. */
-static void send_msg(session *s, json_object *msg) {
+static void send_related(session *s, json_object *related, json_object *msg) {
   size_t len;
   const char *text = jsonrpc_to_string(msg, &len);
-  write_out(s, &text, &len, 1, 0);
+  write_out(s, related, &text, &len, 1, 0);
   json_object_put(msg);
+}
+
+static void send_msg(session *s, json_object *msg) {
+  send_related(s, NULL, msg);
 }
 
 static void batch_settle(batch *b) {
@@ -92,9 +98,10 @@ static void batch_settle(batch *b) {
   if (--b->pending > 0)
     return;
   if (s != NULL && json_object_array_length(b->responses) > 0)
-    send_msg(s, b->responses);
+    send_related(s, b->related, b->responses);
   else
     json_object_put(b->responses);
+  json_object_put(b->related);
   free(b);
 }
 
@@ -128,6 +135,7 @@ typedef struct outgoing {
   char id[32];
   session_reply_fn reply;
   void *arg;
+  json_object *related; /* the client request it was sent for, or NULL */
 } outgoing;
 
 /* Removes the outgoing request `id`; NULL when there is none. */
@@ -146,6 +154,7 @@ static void fail_one(outgoing *o, int code, const char *message) {
   json_object_object_add(error, "message", json_object_new_string(message));
   o->reply(o->arg, NULL, error);
   json_object_put(error);
+  json_object_put(o->related);
   free(o);
 }
 
@@ -161,6 +170,12 @@ static void fail_outgoing(session *s, int code, const char *message) {
 
 const char *session_request(session *s, const char *method, json_object *params,
                             session_reply_fn reply, void *arg) {
+  return session_request_related(s, NULL, method, params, reply, arg);
+}
+
+const char *session_request_related(session *s, const request *related,
+                                    const char *method, json_object *params,
+                                    session_reply_fn reply, void *arg) {
   outgoing *o = calloc(1, sizeof(*o));
   json_object *msg;
 
@@ -177,9 +192,10 @@ const char *session_request(session *s, const char *method, json_object *params,
     json_object_put(params);
     return NULL;
   }
+  o->related = related != NULL ? json_object_get(related->id) : NULL;
   msg = jsonrpc_notification(method, params);
   json_object_object_add(msg, "id", json_object_new_string(o->id));
-  send_msg(s, msg);
+  send_related(s, o->related, msg);
   return o->id;
 }
 
@@ -192,7 +208,8 @@ void session_cancel_request(session *s, const char *id, int code,
   params = json_object_new_object();
   json_object_object_add(params, "requestId", json_object_new_string(o->id));
   json_object_object_add(params, "reason", json_object_new_string(message));
-  send_msg(s, jsonrpc_notification("notifications/cancelled", params));
+  send_related(s, o->related,
+               jsonrpc_notification("notifications/cancelled", params));
   fail_one(o, code, message);
 }
 
@@ -220,6 +237,7 @@ static void handle_response(session *s, json_object *obj, json_object *id) {
     return;
   }
   o->reply(o->arg, error ? NULL : result, error);
+  json_object_put(o->related);
   free(o);
 }
 
@@ -329,7 +347,7 @@ static void request_send(request *r, json_object *msg) {
   } else if (r->batch) {
     json_object_array_add(r->batch->responses, msg);
   } else {
-    send_msg(s, msg);
+    send_related(s, r->id, msg);
   }
   if (s != NULL)
     request_unlink(r);
@@ -365,7 +383,7 @@ static void write_reply(request *r, const char *result, size_t len,
     lens[4] = 1;
     /* The envelope is ours and the id came from checked input: only the
      * result may need looking at. */
-    write_out(s, parts, lens, 5, checked ? ~0u : ~(1u << 3));
+    write_out(s, r->id, parts, lens, 5, checked ? ~0u : ~(1u << 3));
   }
   request_done(r);
 }
@@ -458,6 +476,8 @@ static void handle_message(session *s, json_object *obj, batch *b) {
   r->id = m.id;
   r->method = m.method;
   r->batch = b;
+  if (b != NULL && b->related == NULL)
+    b->related = json_object_get(m.id);
   r->next = s->in_flight;
   if (s->in_flight)
     s->in_flight->prev = r;
@@ -554,9 +574,15 @@ void session_oversize(session *s, size_t max) {
 }
 
 void session_notify(session *s, const char *method, json_object *params) {
+  session_notify_related(s, NULL, method, params);
+}
+
+void session_notify_related(session *s, const request *r, const char *method,
+                            json_object *params) {
   if (!s->initialized) {
     json_object_put(params);
     return;
   }
-  send_msg(s, jsonrpc_notification(method, params));
+  send_related(s, r != NULL ? r->id : NULL,
+               jsonrpc_notification(method, params));
 }

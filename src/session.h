@@ -17,9 +17,16 @@ struct mcpd_call;
 struct session;
 struct batch;
 
-/* Writes one message given as text pieces (no newline). */
-typedef void (*session_write_fn)(void *ctx, const char *const *parts,
-                                 const size_t *lens, int n);
+/* Writes one message given as text pieces (no newline).  `related` is the
+ * id of the client's request the message belongs to -- its response, and
+ * what its call sends while it runs (progress, requests to the client) --
+ * or NULL for a message that belongs to no request (list_changed, logs,
+ * errors for input that never became a request).  It is borrowed for the
+ * call.  A transport with one stream (stdio) ignores it; HTTP sends a
+ * related message on that request's own POST. */
+typedef void (*session_write_fn)(void *ctx, json_object *related,
+                                 const char *const *parts, const size_t *lens,
+                                 int n);
 
 typedef struct session_io {
   session_write_fn write;
@@ -106,6 +113,10 @@ void session_oversize(session *s, size_t max);
 
 /* Sends a notification if the session is initialized.  Consumes params. */
 void session_notify(session *s, const char *method, json_object *params);
+/* The same, for a notification that belongs to request `r` (progress):
+ * the transport is told it relates to r's id. */
+void session_notify_related(session *s, const request *r, const char *method,
+                            json_object *params);
 
 /* Every request gets exactly one of these; they consume their arguments
  * and free the request.  A NULL result is {}.  request_reply_raw takes the
@@ -122,6 +133,12 @@ void request_fail(request *r, int code, const char *message, json_object *data);
  * strings of the server's own ("mcpd-1", ...), never the client's. */
 const char *session_request(session *s, const char *method, json_object *params,
                             session_reply_fn reply, void *arg);
+/* The same, for a request sent on behalf of the client's request
+ * `related` (a call asking for sampling, say); its cancellation relates
+ * to it too. */
+const char *session_request_related(session *s, const request *related,
+                                    const char *method, json_object *params,
+                                    session_reply_fn reply, void *arg);
 /* Gives up on an outgoing request: tells the client with
  * notifications/cancelled (with `reason`) and runs its reply now with
  * `error`'s code and message.  Nothing happens for an unknown id. */

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 typedef struct memory_transport {
   char **msgs; /* every message written, NUL-terminated, oldest first */
   size_t n;
@@ -24,8 +26,9 @@ void memory_transport_init(memory_transport *t,
                            void *arg);
 /* A session_write_fn; `ctx` is the transport.  Out of memory, the message
  * is dropped with a log line. */
-void memory_transport_write(void *ctx, const char *const *parts,
-                            const size_t *lens, int n);
+void memory_transport_write(void *ctx, json_object *related,
+                            const char *const *parts, const size_t *lens,
+                            int n);
 /* Forgets every kept message. */
 void memory_transport_clear(memory_transport *t);
 void memory_transport_free(memory_transport *t);

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include <json-c/json.h>
 #include <uv.h>
 
 typedef struct stdio_transport stdio_transport;
@@ -44,8 +45,8 @@ int stdio_transport_start(stdio_transport *t);
 void stdio_transport_stop_reading(stdio_transport *t);
 /* Queues one message (a session_write_fn; `ctx` is the transport).  Every
  * message written while a read is being handled goes out in one write. */
-void stdio_transport_write(void *ctx, const char *const *parts,
-                           const size_t *lens, int n);
+void stdio_transport_write(void *ctx, json_object *related,
+                           const char *const *parts, const size_t *lens, int n);
 /* Flushes what is queued (unless `force`), closes the handles and frees
  * the transport; `done` (may be NULL) runs afterwards with `arg`. */
 void stdio_transport_close(stdio_transport *t, void (*done)(void *arg),

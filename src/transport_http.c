@@ -1,0 +1,639 @@
+/* transport_http.c -- an HTTP endpoint on the libuv loop.
+ *
+ * Why libmicrohttpd and not libh2o: both are in Debian, but h2o's libuv
+ * flavour wants to own the sockets and brings its own event abstractions,
+ * configuration tree and HTTP/2 machinery -- a large API for one endpoint.
+ * libmicrohttpd is a small C API made to be driven from someone else's
+ * loop: with MHD_USE_EPOLL and no internal thread it exposes one epoll
+ * descriptor, which we watch with a uv_poll, plus a timeout, which a
+ * uv_timer follows, and MHD_run() does the rest on the loop thread.  MHD
+ * then never starts a thread of its own (no MHD_USE_*_THREAD flag), so
+ * every callback below runs on the loop, like the rest of mcpd's I/O.
+ *
+ * An answer that is not ready when the body has been read (a tool still
+ * running) suspends the connection; answering resumes it.  An SSE stream
+ * suspends itself whenever it has nothing to send. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "log.h"
+#include "strbuf.h"
+#include "transport_http.h"
+
+#define HTTP_PATH "/mcp"
+#define MAX_OUT_HEADERS 4
+/* Connections idle this long (no request in progress) are closed. */
+#define CONNECTION_TIMEOUT_S 300
+
+enum exchange_state {
+  X_RECEIVING, /* reading the body */
+  X_REFUSED,   /* answered by this module (413); body being discarded */
+  X_WAITING,   /* handed up, not answered yet */
+  X_ANSWERED,  /* a response is queued */
+  X_STREAM     /* answered with an open SSE stream */
+};
+
+struct http_exchange {
+  http_transport *t;
+  struct MHD_Connection *conn;
+  http_method method;
+  enum exchange_state state;
+  int suspended;
+  int in_handler; /* inside the access handler: queue after it returns */
+  int handed_up;  /* `request` was reported: `closed` will be too */
+  strbuf body;
+  struct MHD_Response *response; /* made, not yet queued */
+  unsigned status;
+  char *headers[MAX_OUT_HEADERS][2];
+  int n_headers;
+  strbuf out; /* stream bytes not yet taken by MHD */
+  size_t out_off;
+  int stream_ended;
+  void *data;
+  http_exchange *prev, *next;
+};
+
+struct http_transport {
+  uv_loop_t *loop;
+  http_transport_cb cb;
+  size_t max_body;
+  struct MHD_Daemon *daemon;
+  uv_poll_t poll;
+  uv_timer_t timer;
+  int open_handles;
+  int closing;
+  char address[160];
+  char *unix_path; /* removed at close */
+  http_exchange *exchanges;
+};
+
+static void kick(http_transport *t);
+
+/* --- addresses ---------------------------------------------------------- */
+
+/* Whether a Host (or Origin authority) names this machine's loopback:
+ * localhost, 127.0.0.1 or [::1], with any port or none. */
+static int loopback_authority(const char *a, size_t n) {
+  static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    size_t k = strlen(names[i]);
+    if (n >= k && strncasecmp(a, names[i], k) == 0 && (n == k || a[k] == ':')) {
+      for (size_t j = k + 1; j < n; j++)
+        if (a[j] < '0' || a[j] > '9')
+          return 0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int origin_allowed(const char *origin) {
+  const char *p;
+  if (origin == NULL)
+    return 1; /* not a browser: nothing to validate */
+  if ((p = strstr(origin, "://")) == NULL)
+    return 0;
+  if (!((p - origin == 4 && strncasecmp(origin, "http", 4) == 0) ||
+        (p - origin == 5 && strncasecmp(origin, "https", 5) == 0)))
+    return 0;
+  p += 3;
+  return loopback_authority(p, strcspn(p, "/"));
+}
+
+static int open_listener(http_transport *t, const char *listen_at) {
+  struct sockaddr_storage ss;
+  socklen_t len;
+  int fd, one = 1;
+
+  memset(&ss, 0, sizeof(ss));
+  if (strncmp(listen_at, "unix:", 5) == 0) {
+    struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+    const char *path = listen_at + 5;
+    if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
+      log_error("--listen %s: the socket path is empty or too long", listen_at);
+      return -1;
+    }
+    un->sun_family = AF_UNIX;
+    memcpy(un->sun_path, path, strlen(path) + 1);
+    len = sizeof(*un);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)un, len) != 0 ||
+        listen(fd, 128) != 0) {
+      log_error("--listen %s: %s", listen_at, strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      return -1;
+    }
+    t->unix_path = strdup(path);
+    snprintf(t->address, sizeof(t->address), "unix:%s", path);
+    return fd;
+  } else {
+    char host[64];
+    const char *colon = strrchr(listen_at, ':');
+    char *end;
+    long port;
+    size_t hl;
+
+    if (colon == NULL || colon == listen_at)
+      goto bad;
+    port = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || end == colon + 1 || port < 0 || port > 65535)
+      goto bad;
+    hl = (size_t)(colon - listen_at);
+    if (listen_at[0] == '[') {
+      if (hl < 3 || listen_at[hl - 1] != ']' || hl - 2 >= sizeof(host))
+        goto bad;
+      memcpy(host, listen_at + 1, hl - 2);
+      host[hl - 2] = '\0';
+      if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&ss) != 0)
+        goto bad;
+      len = sizeof(struct sockaddr_in6);
+    } else {
+      if (hl >= sizeof(host))
+        goto bad;
+      memcpy(host, listen_at, hl);
+      host[hl] = '\0';
+      if (strcmp(host, "localhost") == 0)
+        strcpy(host, "127.0.0.1");
+      if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&ss) != 0)
+        goto bad;
+      len = sizeof(struct sockaddr_in);
+    }
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0)
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) != 0 ||
+        listen(fd, 128) != 0) {
+      log_error("--listen %s: %s", listen_at, strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      return -1;
+    }
+    len = sizeof(ss);
+    getsockname(fd, (struct sockaddr *)&ss, &len);
+    if (ss.ss_family == AF_INET6) {
+      char a[INET6_ADDRSTRLEN];
+      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+      inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+      snprintf(t->address, sizeof(t->address), "http://[%s]:%u%s", a,
+               ntohs(s6->sin6_port), HTTP_PATH);
+    } else {
+      char a[INET_ADDRSTRLEN];
+      struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+      inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+      snprintf(t->address, sizeof(t->address), "http://%s:%u%s", a,
+               ntohs(s4->sin_port), HTTP_PATH);
+    }
+    return fd;
+  }
+bad:
+  log_error("--listen %s: expected HOST:PORT, [IPV6]:PORT or unix:PATH",
+            listen_at);
+  return -1;
+}
+
+/* --- exchanges ---------------------------------------------------------- */
+
+static http_exchange *exchange_new(http_transport *t,
+                                   struct MHD_Connection *conn,
+                                   http_method method) {
+  http_exchange *x = calloc(1, sizeof(*x));
+  if (x == NULL)
+    return NULL;
+  x->t = t;
+  x->conn = conn;
+  x->method = method;
+  x->next = t->exchanges;
+  if (t->exchanges)
+    t->exchanges->prev = x;
+  t->exchanges = x;
+  return x;
+}
+
+static void exchange_free(http_exchange *x) {
+  http_transport *t = x->t;
+  if (x->prev)
+    x->prev->next = x->next;
+  else
+    t->exchanges = x->next;
+  if (x->next)
+    x->next->prev = x->prev;
+  if (x->response)
+    MHD_destroy_response(x->response);
+  for (int i = 0; i < x->n_headers; i++) {
+    free(x->headers[i][0]);
+    free(x->headers[i][1]);
+  }
+  strbuf_free(&x->body);
+  strbuf_free(&x->out);
+  free(x);
+}
+
+static void add_headers(http_exchange *x, struct MHD_Response *r) {
+  for (int i = 0; i < x->n_headers; i++)
+    MHD_add_response_header(r, x->headers[i][0], x->headers[i][1]);
+}
+
+/* Queues the prepared response, now if MHD allows it. */
+static void deliver(http_exchange *x) {
+  if (x->in_handler)
+    return; /* the handler queues it when the callback returns */
+  if (x->response != NULL) {
+    MHD_queue_response(x->conn, x->status, x->response);
+    MHD_destroy_response(x->response);
+    x->response = NULL;
+  }
+  if (x->suspended) {
+    x->suspended = 0;
+    MHD_resume_connection(x->conn);
+    kick(x->t);
+  }
+}
+
+void http_exchange_add_header(http_exchange *x, const char *name,
+                              const char *value) {
+  if (x->n_headers == MAX_OUT_HEADERS)
+    return;
+  x->headers[x->n_headers][0] = strdup(name);
+  x->headers[x->n_headers][1] = strdup(value);
+  if (x->headers[x->n_headers][0] == NULL ||
+      x->headers[x->n_headers][1] == NULL) {
+    free(x->headers[x->n_headers][0]);
+    free(x->headers[x->n_headers][1]);
+    return;
+  }
+  x->n_headers++;
+}
+
+void http_exchange_respond(http_exchange *x, unsigned status,
+                           const char *content_type, const char *body,
+                           size_t len) {
+  struct MHD_Response *r;
+  if (x->state != X_WAITING && x->state != X_RECEIVING)
+    return;
+  r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (r == NULL) {
+    log_error("out of memory answering an HTTP request");
+    return;
+  }
+  if (content_type != NULL)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+  add_headers(x, r);
+  x->response = r;
+  x->status = status;
+  x->state = x->state == X_RECEIVING ? X_REFUSED : X_ANSWERED;
+  deliver(x);
+}
+
+static ssize_t stream_read_cb(void *cls, uint64_t pos, char *buf, size_t max) {
+  http_exchange *x = cls;
+  size_t n = x->out.len - x->out_off;
+  (void)pos;
+  if (n == 0) {
+    if (x->stream_ended || x->t->closing)
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    /* Nothing to send: sleep until http_exchange_stream_send(). */
+    x->suspended = 1;
+    MHD_suspend_connection(x->conn);
+    return 0;
+  }
+  if (n > max)
+    n = max;
+  memcpy(buf, x->out.data + x->out_off, n);
+  x->out_off += n;
+  if (x->out_off == x->out.len)
+    x->out.len = x->out_off = 0;
+  return (ssize_t)n;
+}
+
+void http_exchange_stream_open(http_exchange *x) {
+  struct MHD_Response *r;
+  if (x->state != X_WAITING)
+    return;
+  r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
+                                        stream_read_cb, x, NULL);
+  if (r == NULL) {
+    log_error("out of memory opening an SSE stream");
+    return;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+  /* nginx and friends must not hold events back. */
+  MHD_add_response_header(r, "X-Accel-Buffering", "no");
+  add_headers(x, r);
+  x->response = r;
+  x->status = MHD_HTTP_OK;
+  x->state = X_STREAM;
+  deliver(x);
+}
+
+int http_exchange_is_stream(const http_exchange *x) {
+  return x->state == X_STREAM;
+}
+
+static void stream_wake(http_exchange *x) {
+  /* A stream that is not queued yet, or reading, needs no wake-up. */
+  if (x->suspended && x->response == NULL && !x->in_handler) {
+    x->suspended = 0;
+    MHD_resume_connection(x->conn);
+    kick(x->t);
+  }
+}
+
+void http_exchange_stream_send(http_exchange *x, const char *const *parts,
+                               const size_t *lens, int n) {
+  if (x->state != X_STREAM || x->stream_ended)
+    return;
+  strbuf_append(&x->out, "event: message\ndata: ", 21);
+  for (int i = 0; i < n; i++)
+    strbuf_append(&x->out, parts[i], lens[i]);
+  strbuf_append(&x->out, "\n\n", 2);
+  if (x->out.failed) {
+    log_error("out of memory queueing an SSE event; the stream ends");
+    x->out.failed = 0;
+    x->out.len = x->out_off = 0;
+    x->stream_ended = 1;
+  }
+  stream_wake(x);
+}
+
+void http_exchange_stream_end(http_exchange *x) {
+  if (x->state != X_STREAM || x->stream_ended)
+    return;
+  x->stream_ended = 1;
+  stream_wake(x);
+}
+
+const char *http_exchange_header(http_exchange *x, const char *name) {
+  return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+}
+
+void http_exchange_set_data(http_exchange *x, void *data) {
+  x->data = data;
+}
+
+void *http_exchange_data(http_exchange *x) {
+  return x->data;
+}
+
+/* --- MHD callbacks ------------------------------------------------------ */
+
+/* An answer of this module's own; the body is a JSON-RPC error without
+ * an id, as the spec allows. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status,
+                              const char *why, const char *allow) {
+  char body[256];
+  int n = snprintf(body, sizeof(body),
+                   "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+                   "-32000,\"message\":\"%s\"}}",
+                   why);
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+  enum MHD_Result rc;
+  if (r == NULL)
+    return MHD_NO;
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  if (allow != NULL)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+  rc = MHD_queue_response(conn, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
+                                 const char *url, const char *method,
+                                 const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls) {
+  http_transport *t = cls;
+  http_exchange *x = *con_cls;
+  (void)version;
+
+  if (x == NULL) {
+    http_method m;
+    const char *host, *length;
+    if (t->closing)
+      return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down", NULL);
+    host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    if (host == NULL || !loopback_authority(host, strlen(host)) ||
+        !origin_allowed(
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin")))
+      return refuse(conn, MHD_HTTP_FORBIDDEN,
+                    "Forbidden: Host and Origin must name localhost", NULL);
+    if (strcmp(url, HTTP_PATH) != 0)
+      return refuse(conn, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp",
+                    NULL);
+    if (strcmp(method, "POST") == 0)
+      m = HTTP_METHOD_POST;
+    else if (strcmp(method, "GET") == 0)
+      m = HTTP_METHOD_GET;
+    else if (strcmp(method, "DELETE") == 0)
+      m = HTTP_METHOD_DELETE;
+    else
+      return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed",
+                    "GET, POST, DELETE");
+    length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                         MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (length != NULL && strtoull(length, NULL, 10) > t->max_body)
+      return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                    "Payload Too Large: the body exceeds --max-message-size",
+                    NULL);
+    if ((x = exchange_new(t, conn, m)) == NULL)
+      return MHD_NO;
+    *con_cls = x;
+    return MHD_YES;
+  }
+
+  if (*upload_data_size > 0) {
+    /* A chunked body has no Content-Length to refuse up front. */
+    if (x->state == X_RECEIVING &&
+        x->body.len + *upload_data_size > t->max_body) {
+      strbuf_free(&x->body);
+      x->in_handler = 1;
+      http_exchange_respond(
+          x, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
+          "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
+          "\"message\":\"Payload Too Large: the body exceeds "
+          "--max-message-size\"}}",
+          sizeof("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
+                 "\"message\":\"Payload Too Large: the body exceeds "
+                 "--max-message-size\"}}") -
+              1);
+      x->in_handler = 0;
+    } else if (x->state == X_RECEIVING) {
+      strbuf_append(&x->body, upload_data, *upload_data_size);
+    }
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+
+  if (x->state == X_RECEIVING) {
+    x->state = X_WAITING;
+    x->handed_up = 1;
+    x->in_handler = 1;
+    strbuf_append(&x->body, "", 1);
+    if (x->body.failed) {
+      x->in_handler = 0;
+      return refuse(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory",
+                    NULL);
+    }
+    t->cb.request(t->cb.arg, x, x->method, x->body.data, x->body.len - 1);
+    x->in_handler = 0;
+    strbuf_free(&x->body);
+    if (x->state == X_WAITING) {
+      x->suspended = 1;
+      MHD_suspend_connection(conn);
+      return MHD_YES;
+    }
+  }
+  if (x->response != NULL) {
+    enum MHD_Result rc = MHD_queue_response(conn, x->status, x->response);
+    MHD_destroy_response(x->response);
+    x->response = NULL;
+    return rc;
+  }
+  return MHD_YES;
+}
+
+static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  http_transport *t = cls;
+  http_exchange *x = *con_cls;
+  (void)conn;
+  (void)toe;
+  if (x == NULL)
+    return;
+  *con_cls = NULL;
+  if (x->handed_up && t->cb.closed != NULL)
+    t->cb.closed(t->cb.arg, x);
+  exchange_free(x);
+}
+
+/* --- driving MHD from the loop ------------------------------------------ */
+
+static void timer_cb(uv_timer_t *timer);
+
+static void run(http_transport *t) {
+  MHD_UNSIGNED_LONG_LONG ms;
+  if (t->daemon == NULL)
+    return;
+  MHD_run(t->daemon);
+  if (t->closing)
+    return;
+  if (MHD_get_timeout(t->daemon, &ms) == MHD_YES)
+    uv_timer_start(&t->timer, timer_cb, ms, 0);
+  else
+    uv_timer_stop(&t->timer);
+}
+
+static void timer_cb(uv_timer_t *timer) {
+  run(timer->data);
+}
+
+static void poll_cb(uv_poll_t *poll, int status, int events) {
+  (void)status;
+  (void)events;
+  run(poll->data);
+}
+
+/* MHD_run() on the next loop turn: never from inside an MHD callback. */
+static void kick(http_transport *t) {
+  if (!t->closing)
+    uv_timer_start(&t->timer, timer_cb, 0, 0);
+}
+
+http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,
+                                   size_t max_body,
+                                   const http_transport_cb *cb) {
+  http_transport *t = calloc(1, sizeof(*t));
+  const union MHD_DaemonInfo *info;
+  int fd;
+
+  if (t == NULL) {
+    log_error("out of memory");
+    return NULL;
+  }
+  t->loop = loop;
+  t->cb = *cb;
+  t->max_body = max_body;
+  if ((fd = open_listener(t, listen_at)) < 0) {
+    free(t);
+    return NULL;
+  }
+  /* External polling through MHD's epoll descriptor, no threads of its
+   * own; suspend/resume for answers that come later. */
+  t->daemon = MHD_start_daemon(
+      MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, access_cb, t,
+      MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, completed_cb,
+      t, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+      MHD_OPTION_END);
+  info = t->daemon ? MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD)
+                   : NULL;
+  if (info == NULL) {
+    log_error("cannot start the HTTP server on %s", listen_at);
+    if (t->daemon)
+      MHD_stop_daemon(t->daemon);
+    else
+      close(fd);
+    if (t->unix_path)
+      unlink(t->unix_path);
+    free(t->unix_path);
+    free(t);
+    return NULL;
+  }
+  uv_timer_init(loop, &t->timer);
+  t->timer.data = t;
+  uv_poll_init(loop, &t->poll, info->epoll_fd);
+  t->poll.data = t;
+  t->open_handles = 2;
+  uv_poll_start(&t->poll, UV_READABLE, poll_cb);
+  kick(t);
+  log_info("listening on %s", t->address);
+  return t;
+}
+
+const char *http_transport_address(const http_transport *t) {
+  return t->address;
+}
+
+static void handle_closed_cb(uv_handle_t *handle) {
+  http_transport *t = handle->data;
+  if (--t->open_handles == 0) {
+    free(t->unix_path);
+    free(t);
+  }
+}
+
+void http_transport_close(http_transport *t) {
+  if (t == NULL || t->closing)
+    return;
+  t->closing = 1;
+  /* MHD_stop_daemon() must find no suspended connection.  Streams read
+   * closing and end; unanswered requests get 503. */
+  for (http_exchange *x = t->exchanges; x; x = x->next) {
+    if (x->state == X_WAITING) {
+      x->in_handler = 0;
+      http_exchange_respond(x, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "", 0);
+    }
+    if (x->suspended) {
+      x->suspended = 0;
+      MHD_resume_connection(x->conn);
+    }
+  }
+  MHD_stop_daemon(t->daemon); /* reports `closed` for each exchange */
+  t->daemon = NULL;
+  if (t->unix_path)
+    unlink(t->unix_path);
+  uv_close((uv_handle_t *)&t->poll, handle_closed_cb);
+  uv_close((uv_handle_t *)&t->timer, handle_closed_cb);
+}
