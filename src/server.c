@@ -293,12 +293,6 @@ static void post_unlink(http_post *p) {
 /* Whether a message mcpd wrote is a response (or a batch of them) rather
  * than a request or notification of its own: those are built by
  * jsonrpc_notification(), whose text starts so. */
-static int is_response(const char *const *parts, const size_t *lens) {
-  static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":";
-  return !(lens[0] >= sizeof(head) - 1 &&
-           memcmp(parts[0], head, sizeof(head) - 1) == 0);
-}
-
 static void post_answer(http_post *p, const char *const *parts,
                         const size_t *lens, int n) {
   p->answered = 1;
@@ -322,12 +316,11 @@ static void post_answer(http_post *p, const char *const *parts,
  * POST, as JSON -- or, when the call sent something first (progress, a
  * request to the client), the POST turned into an SSE stream and the
  * response ends it.  Anything else goes on the session's GET stream. */
-static void http_session_write(void *ctx, json_object *related,
+static void http_session_write(void *ctx, json_object *related, int final,
                                const char *const *parts, const size_t *lens,
                                int n) {
   http_session *hs = ctx;
   server *srv = hs->srv;
-  int final = is_response(parts, lens);
   http_post *p = NULL;
 
   if (related != NULL) {

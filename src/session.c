@@ -45,7 +45,7 @@ typedef struct batch {
  * result) and error messages quoting input cut to fit a buffer may not be;
  * such bytes become U+FFFD here, whatever path built the message.  Bit i
  * of `trusted` marks parts[i] as known to be valid already. */
-static void write_out(session *s, json_object *related,
+static void write_out(session *s, json_object *related, int answer,
                       const char *const *parts, const size_t *lens, int n,
                       unsigned trusted) {
   size_t total = 0, off = 0, len;
@@ -59,7 +59,7 @@ static void write_out(session *s, json_object *related,
       valid = 0;
   }
   if (valid) {
-    s->io.write(s->io.ctx, related, parts, lens, n);
+    s->io.write(s->io.ctx, related, answer, parts, lens, n);
     return;
   }
   if ((joined = malloc(total + 1)) == NULL) {
@@ -77,7 +77,7 @@ static void write_out(session *s, json_object *related,
     return;
   }
   text = fixed;
-  s->io.write(s->io.ctx, related, &text, &len, 1);
+  s->io.write(s->io.ctx, related, answer, &text, &len, 1);
   free(fixed);
 }
 
@@ -85,7 +85,10 @@ static void write_out(session *s, json_object *related,
 static void send_related(session *s, json_object *related, json_object *msg) {
   size_t len;
   const char *text = jsonrpc_to_string(msg, &len);
-  write_out(s, related, &text, &len, 1, 0);
+  /* Whatever has no method -- a response, a batch of them, an error --
+   * is an answer. */
+  int answer = !json_object_object_get_ex(msg, "method", NULL);
+  write_out(s, related, answer, &text, &len, 1, 0);
   json_object_put(msg);
 }
 
@@ -383,7 +386,7 @@ static void write_reply(request *r, const char *result, size_t len,
     lens[4] = 1;
     /* The envelope is ours and the id came from checked input: only the
      * result may need looking at. */
-    write_out(s, r->id, parts, lens, 5, checked ? ~0u : ~(1u << 3));
+    write_out(s, r->id, 1, parts, lens, 5, checked ? ~0u : ~(1u << 3));
   }
   request_done(r);
 }

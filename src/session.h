@@ -22,9 +22,12 @@ struct batch;
  * what its call sends while it runs (progress, requests to the client) --
  * or NULL for a message that belongs to no request (list_changed, logs,
  * errors for input that never became a request).  It is borrowed for the
- * call.  A transport with one stream (stdio) ignores it; HTTP sends a
- * related message on that request's own POST. */
-typedef void (*session_write_fn)(void *ctx, json_object *related,
+ * call.  `answer` is nonzero for a response (or a batch of them, or an
+ * error for input that never became a request): the last message of its
+ * request; zero for a notification or a request to the client.  A
+ * transport with one stream (stdio) ignores both; HTTP sends a related
+ * message on that request's own POST and ends it with the answer. */
+typedef void (*session_write_fn)(void *ctx, json_object *related, int answer,
                                  const char *const *parts, const size_t *lens,
                                  int n);
 

@@ -16,14 +16,14 @@ void memory_transport_init(memory_transport *t,
   t->arg = arg;
 }
 
-void memory_transport_write(void *ctx, json_object *related,
+void memory_transport_write(void *ctx, json_object *related, int answer,
                             const char *const *parts, const size_t *lens,
                             int n) {
   memory_transport *t = ctx;
   size_t total = 0, off = 0;
   char *text;
 
-  (void)related;
+  (void)related, (void)answer;
   for (int i = 0; i < n; i++)
     total += lens[i];
   if (t->n == t->cap) {

@@ -26,7 +26,7 @@ void memory_transport_init(memory_transport *t,
                            void *arg);
 /* A session_write_fn; `ctx` is the transport.  Out of memory, the message
  * is dropped with a log line. */
-void memory_transport_write(void *ctx, json_object *related,
+void memory_transport_write(void *ctx, json_object *related, int answer,
                             const char *const *parts, const size_t *lens,
                             int n);
 /* Forgets every kept message. */

@@ -280,13 +280,13 @@ static int accepting(stdio_transport *t) {
   return !t->failed && !(t->closing && t->open_handles > 0 && !t->out_handle);
 }
 
-void stdio_transport_write(void *ctx, json_object *related,
+void stdio_transport_write(void *ctx, json_object *related, int answer,
                            const char *const *parts, const size_t *lens,
                            int n) {
   stdio_transport *t = ctx;
   size_t total = 1;
 
-  (void)related; /* one stream carries everything */
+  (void)related, (void)answer; /* one stream carries everything */
   if (!accepting(t))
     return;
   for (int i = 0; i < n; i++)
