@@ -1283,14 +1283,6 @@ static void remove_run(hostq_event *base) {
   free_event(ev);
 }
 
-/* Copies a run-time entry of the plugin's layout (`size` bytes of it)
- * into the host's `out`: fields its size does not cover read as zero. */
-static void copy_entry(void *out, size_t out_size, const void *def,
-                       size_t size) {
-  memset(out, 0, out_size);
-  memcpy(out, def, size < out_size ? size : out_size);
-}
-
 /* Registers a run-time entry built (and so validated) by the caller, or
  * NULL when it was refused with `err`: at once on the loop, else on the
  * loop's next turn. */
@@ -1369,7 +1361,7 @@ static int host_add_tool(mcpd_self *self, const mcpd_tool *def) {
   char err[400];
   if (p == NULL)
     return MCPD_ERROR;
-  copy_entry(&entry, sizeof(entry), def, p->desc->tool_size);
+  reg_element(&entry, sizeof(entry), def, p->desc->tool_size, 0);
   return add_entry(p, reg_tool_new(&entry, p, err, sizeof(err)), "add_tool",
                    err);
 }
@@ -1384,7 +1376,7 @@ static int host_add_resource(mcpd_self *self, const mcpd_resource *def) {
   char err[400];
   if (p == NULL)
     return MCPD_ERROR;
-  copy_entry(&entry, sizeof(entry), def, p->desc->resource_size);
+  reg_element(&entry, sizeof(entry), def, p->desc->resource_size, 0);
   return add_entry(p, reg_resource_new(&entry, p, err, sizeof(err)),
                    "add_resource", err);
 }
@@ -1400,7 +1392,7 @@ static int host_add_resource_template(mcpd_self *self,
   char err[400];
   if (p == NULL)
     return MCPD_ERROR;
-  copy_entry(&entry, sizeof(entry), def, p->desc->resource_template_size);
+  reg_element(&entry, sizeof(entry), def, p->desc->resource_template_size, 0);
   return add_entry(p, reg_template_new(&entry, p, err, sizeof(err)),
                    "add_resource_template", err);
 }
@@ -1416,7 +1408,7 @@ static int host_add_prompt(mcpd_self *self, const mcpd_prompt *def) {
   char err[400];
   if (p == NULL)
     return MCPD_ERROR;
-  copy_entry(&entry, sizeof(entry), def, p->desc->prompt_size);
+  reg_element(&entry, sizeof(entry), def, p->desc->prompt_size, 0);
   return add_entry(p,
                    reg_prompt_new(&entry, p->desc->prompt_argument_size, p, err,
                                   sizeof(err)),

@@ -3,7 +3,6 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "descriptor.h"
 #include "registry.h"
@@ -85,16 +84,6 @@ int descriptor_check(const mcpd_plugin_descriptor *d, char *err,
   return 0;
 }
 
-/* Copies element `i` of a table whose elements are `size` bytes into `out`
- * (the host's `out_size`): fields the plugin's size does not cover read as
- * zero. */
-static void element(const void *table, size_t size, size_t i, void *out,
-                    size_t out_size) {
-  memset(out, 0, out_size);
-  memcpy(out, (const char *)table + i * size,
-         size < out_size ? size : out_size);
-}
-
 /* Walks one table: copies each element (of the plugin's size) into `out`
  * and hands it to `visit` until the sentinel.  `is_end` tells the
  * sentinel from an entry. */
@@ -108,7 +97,7 @@ static int walk(const char *what, const void *table, size_t size, void *out,
       snprintf(err, errlen, "%s table has no end sentinel", what);
       return -1;
     }
-    element(table, size, i, out, out_size);
+    reg_element(out, out_size, table, size, i);
     if (is_end(out))
       return 0;
     if (visit(arg, out, err, errlen) != 0)

@@ -52,6 +52,13 @@ const char *reg_kind_name(reg_kind kind) {
   return kind < REG_KINDS ? names[kind] : "entry";
 }
 
+void reg_element(void *out, size_t out_size, const void *table, size_t size,
+                 size_t i) {
+  memset(out, 0, out_size);
+  memcpy(out, (const char *)table + i * size,
+         size < out_size ? size : out_size);
+}
+
 int registry_init(registry *r) {
   memset(r, 0, sizeof(*r));
   for (int k = 0; k < REG_KINDS; k++)
@@ -360,9 +367,7 @@ static int prompt_arguments(reg_entry *e, const mcpd_prompt *def,
                def->name);
       return -1;
     }
-    memset(&a, 0, sizeof(a));
-    memcpy(&a, (const char *)def->arguments + n * arg_size,
-           arg_size < sizeof(a) ? arg_size : sizeof(a));
+    reg_element(&a, sizeof(a), def->arguments, arg_size, n);
     if (a.name == NULL && a.title == NULL && a.description == NULL)
       break;
     if (a.name == NULL || !text_ok(a.name) || !text_ok(a.title) ||
@@ -394,9 +399,7 @@ static int prompt_arguments(reg_entry *e, const mcpd_prompt *def,
   for (size_t i = 0; i < n; i++) {
     mcpd_prompt_argument a;
     json_object *item = json_object_new_object();
-    memset(&a, 0, sizeof(a));
-    memcpy(&a, (const char *)def->arguments + i * arg_size,
-           arg_size < sizeof(a) ? arg_size : sizeof(a));
+    reg_element(&a, sizeof(a), def->arguments, arg_size, i);
     for (size_t k = 0; k < i; k++)
       if (strcmp(e->arguments[k], a.name) == 0) {
         snprintf(err, errlen, "prompt \"%s\": argument \"%s\" appears twice",

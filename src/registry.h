@@ -84,6 +84,13 @@ int registry_valid_name(const char *name);
  * control characters, at most 8 KiB. */
 int registry_valid_uri(const char *uri);
 
+/* Copies element `i` of a plugin's table, whose elements are `size` bytes
+ * (the size the plugin recorded), into the host's `out` of `out_size`
+ * bytes: fields the plugin's size does not cover read as zero.  How every
+ * table entry, run-time entry and prompt argument is read. */
+void reg_element(void *out, size_t out_size, const void *table, size_t size,
+                 size_t i);
+
 int registry_init(registry *r);
 void registry_free(registry *r);
 
