@@ -99,6 +99,19 @@ void harness_clear(harness *h) {
   memory_transport_clear(&h->cap);
 }
 
+int harness_calls_done(harness *h, void *arg) {
+  (void)arg;
+  return h->srv.exec.in_flight == 0;
+}
+
+size_t harness_count(const memory_transport *out, const char *needle) {
+  size_t n = 0;
+  for (size_t i = 0; i < out->n; i++)
+    if (strstr(out->msgs[i], needle) != NULL)
+      n++;
+  return n;
+}
+
 void harness_free(harness *h) {
   char copy_dir[PATH_MAX] = "";
   struct stat st;

@@ -207,14 +207,6 @@ static const char *heard(void) {
   return tool(&a, "subscriptions", NULL, NULL);
 }
 
-static size_t count_in(const memory_transport *out, const char *needle) {
-  size_t n = 0;
-  for (size_t i = 0; i < out->n; i++)
-    if (strstr(out->msgs[i], needle) != NULL)
-      n++;
-  return n;
-}
-
 #define RESOURCES_CHANGED                                                      \
   "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}"
 #define PROMPTS_CHANGED                                                        \
@@ -257,15 +249,10 @@ static void wait_line(const memory_transport *out, const char *line) {
   harness_run_until(&h, line_seen, &w);
 }
 
-static int calls_done(harness *hh, void *arg) {
-  (void)arg;
-  return hh->srv.exec.in_flight == 0;
-}
-
 /* Waits for the calls in flight, then runs a few loop turns so that
  * queued host events and the list_changed timer fire. */
 static void settle(void) {
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   for (int i = 0; i < 5; i++)
     harness_turn(&h);
 }
@@ -1347,7 +1334,7 @@ START_TEST(test_runtime_one_per_kind_per_turn) {
     send_line(&a, lines[i]);
   /* INLINE: all answered at once, nothing announced yet. */
   ck_assert_uint_eq(h.cap.n, 5);
-  ck_assert_uint_eq(count_in(&h.cap, "\"isError\""), 0);
+  ck_assert_uint_eq(harness_count(&h.cap, "\"isError\""), 0);
   harness_turn(&h);
   harness_turn(&h);
   ck_assert_uint_eq(h.cap.n, 7);

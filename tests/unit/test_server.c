@@ -41,14 +41,6 @@ static void initialize(session *s, memory_transport *out, const char *version) {
   memory_transport_clear(out);
 }
 
-static size_t count(memory_transport *out, const char *needle) {
-  size_t n = 0;
-  for (size_t i = 0; i < out->n; i++)
-    if (strstr(out->msgs[i], needle) != NULL)
-      n++;
-  return n;
-}
-
 START_TEST(test_each_session_answered_on_its_own) {
   initialize(h.session, &h.cap, "2025-11-25");
   initialize(other, &other_out, "2025-03-26");
@@ -82,7 +74,8 @@ START_TEST(test_list_changed_to_initialized_sessions) {
   harness_copy(&h, MCPD_ECHO_SO, "echo.so");
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   harness_turn(&h);
-  ck_assert_uint_eq(count(&h.cap, "notifications/tools/list_changed"), 1);
+  ck_assert_uint_eq(harness_count(&h.cap, "notifications/tools/list_changed"),
+                    1);
   /* Not initialized yet: it hears nothing. */
   ck_assert_uint_eq(other_out.n, 0);
 
@@ -91,8 +84,10 @@ START_TEST(test_list_changed_to_initialized_sessions) {
   unlink(harness_path(&h, "echo.so"));
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   harness_turn(&h);
-  ck_assert_uint_eq(count(&h.cap, "notifications/tools/list_changed"), 1);
-  ck_assert_uint_eq(count(&other_out, "notifications/tools/list_changed"), 1);
+  ck_assert_uint_eq(harness_count(&h.cap, "notifications/tools/list_changed"),
+                    1);
+  ck_assert_uint_eq(
+      harness_count(&other_out, "notifications/tools/list_changed"), 1);
 }
 END_TEST
 
@@ -107,9 +102,9 @@ static void good_and_both_initialized(void) {
 
 static int both_logged(harness *hh, void *arg) {
   (void)hh, (void)arg;
-  return count(&h.cap, "\"result\"") == 1 &&
-         count(&h.cap, "notifications/message") == 4 &&
-         count(&other_out, "notifications/message") == 2;
+  return harness_count(&h.cap, "\"result\"") == 1 &&
+         harness_count(&h.cap, "notifications/message") == 4 &&
+         harness_count(&other_out, "notifications/message") == 2;
 }
 
 START_TEST(test_logs_by_each_sessions_level) {
@@ -125,18 +120,13 @@ START_TEST(test_logs_by_each_sessions_level) {
   line_to(h.session, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
                      "\"params\":{\"name\":\"log\"}}");
   harness_run_until(&h, both_logged, NULL);
-  ck_assert_uint_eq(count(&other_out, "\"level\":\"warning\""), 1);
-  ck_assert_uint_eq(count(&other_out, "\"level\":\"error\""), 1);
+  ck_assert_uint_eq(harness_count(&other_out, "\"level\":\"warning\""), 1);
+  ck_assert_uint_eq(harness_count(&other_out, "\"level\":\"error\""), 1);
   /* The tool's answer went to the session that asked, after its logs. */
-  ck_assert_uint_eq(count(&other_out, "\"result\""), 0);
+  ck_assert_uint_eq(harness_count(&other_out, "\"result\""), 0);
   ck_assert_ptr_nonnull(strstr(h.cap.msgs[h.cap.n - 1], "\"id\":2"));
 }
 END_TEST
-
-static int calls_done(harness *hh, void *arg) {
-  (void)arg;
-  return hh->srv.exec.in_flight == 0;
-}
 
 START_TEST(test_closing_one_leaves_the_other) {
   good_and_both_initialized();
@@ -153,7 +143,7 @@ START_TEST(test_closing_one_leaves_the_other) {
   ck_assert_uint_eq(other_out.n, 1);
   ck_assert_str_eq(other_out.msgs[0],
                    "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   /* The closed session's late answer reached nobody. */
   ck_assert_uint_eq(other_out.n, 1);
   ck_assert_uint_eq(h.cap.n, 0);

@@ -64,11 +64,6 @@ static long response_index(int id) {
   return -1;
 }
 
-static int calls_done(harness *hh, void *arg) {
-  (void)arg;
-  return hh->srv.exec.in_flight == 0;
-}
-
 static int have_response(harness *hh, void *arg) {
   (void)hh;
   return response_index(*(int *)arg) >= 0;
@@ -552,7 +547,7 @@ START_TEST(test_cancel) {
                    "\"user\"}}");
   msg = call(2, "add", "{\"a\":1,\"b\":2}");
   json_object_put(msg);
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   ck_assert_int_lt(response_index(1), 0);
   ck_assert_uint_eq(h.session->requests_in_flight, 0);
 }
@@ -728,7 +723,7 @@ START_TEST(test_on_cancel_wakes) {
   harness_line(&h,
                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                "\"params\":{\"requestId\":1}}");
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   ck_assert_uint_eq(h.cap.n, 0);
 }
 END_TEST
@@ -826,7 +821,7 @@ START_TEST(test_in_flight_cap) {
   /* A ping is answered at once, even now. */
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}");
   ck_assert_uint_eq(h.cap.n, 2);
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   ck_assert_uint_eq(h.cap.n, 5);
   harness_clear(&h);
   id = 6;
@@ -864,7 +859,7 @@ START_TEST(test_cancel_among_many) {
   harness_line(&h,
                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                "\"params\":{\"requestId\":100000}}");
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   ck_assert_uint_eq(h.cap.n, 198);
   for (size_t i = 0; i < h.cap.n; i++) {
     ck_assert_ptr_null(strstr(h.cap.msgs[i], "\"id\":77,"));
@@ -954,7 +949,7 @@ START_TEST(test_session_freed_during_call) {
   harness_clear(&h);
   server_close_session(&h.srv, h.session);
   h.session = NULL;
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   ck_assert_uint_eq(h.cap.n, 0);
 }
 END_TEST
@@ -970,7 +965,7 @@ START_TEST(test_session_freed_during_batch) {
   ck_assert_uint_eq(h.cap.n, 0);
   server_close_session(&h.srv, h.session);
   h.session = NULL;
-  harness_run_until(&h, calls_done, NULL);
+  harness_run_until(&h, harness_calls_done, NULL);
   ck_assert_msg(h.cap.n == 0, "a freed session sent: %s", h.cap.msgs[0]);
 }
 END_TEST

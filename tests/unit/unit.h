@@ -101,6 +101,10 @@ void harness_turn(harness *h);
 json_object *harness_msg(harness *h, size_t i);
 /* Drops every captured message. */
 void harness_clear(harness *h);
+/* A harness_run_until() condition: no call is in flight. */
+int harness_calls_done(harness *h, void *arg);
+/* How many messages captured in `out` contain `needle`. */
+size_t harness_count(const memory_transport *out, const char *needle);
 /* Sends initialize for `version` and checks the answer. */
 void harness_initialize(harness *h, const char *version);
 
