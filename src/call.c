@@ -167,20 +167,16 @@ static void after_work_cb(uv_work_t *work, int status) {
   call_done(c, status == 0 ? c->status : MCPD_ERROR);
 }
 
-/* The progress token is copied so worker threads never share json-c
- * reference counts with the loop's message tree. */
-static json_object *copy_token(json_object *params) {
-  json_object *meta, *token;
-  if (!json_object_object_get_ex(params, "_meta", &meta) ||
-      !json_object_is_type(meta, json_type_object) ||
-      !json_object_object_get_ex(meta, "progressToken", &token))
+/* The call's progress token, a string or an integer, or NULL.  It lives
+ * in the call's `meta`, a private copy off the loop; it is only read, and
+ * progress notifications get tokens of their own. */
+static json_object *progress_token(const mcpd_call *c) {
+  json_object *token;
+  if (!json_object_object_get_ex(c->meta, "progressToken", &token) ||
+      !(json_object_is_type(token, json_type_string) ||
+        json_object_is_type(token, json_type_int)))
     return NULL;
-  if (json_object_is_type(token, json_type_string))
-    return json_object_new_string_len(json_object_get_string(token),
-                                      json_object_get_string_len(token));
-  if (json_object_is_type(token, json_type_int))
-    return json_object_new_int64(json_object_get_int64(token));
-  return NULL;
+  return token;
 }
 
 static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
@@ -316,7 +312,6 @@ static void call_free(mcpd_call *c) {
   strbuf_free(&c->content);
   json_object_put(c->structured);
   json_object_put(c->replacement);
-  json_object_put(c->progress_token);
   free(c->name);
   free(c->argument);
   free(c->value);
@@ -373,7 +368,6 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   c->request.arguments = c->kind == CALL_COMPLETE ? NULL : c->args;
   c->request.variables = c->variables;
   c->request.meta = c->meta;
-  c->progress_token = copy_token(r->params);
   if (r->session != NULL) {
     c->client_caps = client_caps(r->session->client_capabilities);
     if (r->session->roots != NULL)
@@ -1221,7 +1215,7 @@ static void progress_run(hostq_event *base) {
 
 static int do_progress(mcpd_call *call, double progress, double total,
                        const char *message) {
-  json_object *params;
+  json_object *params, *token;
   call_event *ev;
 
   if (!usable(call))
@@ -1233,19 +1227,19 @@ static int do_progress(mcpd_call *call, double progress, double total,
     return MCPD_ERROR; /* progress MUST increase */
   }
   call->last_progress = progress;
-  if (call->progress_token == NULL)
+  if ((token = progress_token(call)) == NULL)
     return MCPD_OK;
   if (!isfinite(total))
     total = 0;
   params = json_object_new_object();
-  if (json_object_is_type(call->progress_token, json_type_string))
+  if (json_object_is_type(token, json_type_string))
     json_object_object_add(
         params, "progressToken",
-        json_object_new_string(json_object_get_string(call->progress_token)));
+        json_object_new_string_len(json_object_get_string(token),
+                                   json_object_get_string_len(token)));
   else
-    json_object_object_add(
-        params, "progressToken",
-        json_object_new_int64(json_object_get_int64(call->progress_token)));
+    json_object_object_add(params, "progressToken",
+                           json_object_new_int64(json_object_get_int64(token)));
   json_object_object_add(params, "progress", json_object_new_double(progress));
   if (total > 0)
     json_object_object_add(params, "total", json_object_new_double(total));

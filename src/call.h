@@ -106,7 +106,6 @@ struct mcpd_call {
   void (*cancel_cb)(void *arg);
   void *cancel_arg;
   atomic_int cancel_running; /* the loop is inside cancel_cb */
-  json_object *progress_token;
   double last_progress;
   int status;
   atomic_int cancelled;
