@@ -28,6 +28,18 @@ static const char usage[] =
     "  --transport stdio|http  the transport (stdio)\n"
     "  --listen ADDR           for http: HOST:PORT (default 127.0.0.1:8080;\n"
     "                          port 0 picks one) or unix:PATH\n"
+    "  --allow-host NAME       for http: also accept NAME in Host and Origin\n"
+    "                          (repeatable; loopback names always are)\n"
+    "  --allow-remote          for http: listen on a non-loopback address\n"
+    "                          without a token source (a proxy in front\n"
+    "                          authenticates)\n"
+    "  --session-prefix STR    for http: start every session id with STR\n"
+    "                          (routes sessions to processes behind a proxy)\n"
+    "  --session-timeout S     for http: end sessions idle for S seconds\n"
+    "                          (default 1800)\n"
+    "  --sse-poll MS           for http: close a request's SSE stream after\n"
+    "                          MS ms; 2025-11-25 clients resume it with\n"
+    "                          Last-Event-ID (default 0: never)\n"
     "  --log-level LEVEL       error, warn, info (default) or debug\n"
     "  --no-watch              do not watch plugin directories\n"
     "  --max-message-size N    largest message accepted, in bytes\n"
@@ -57,6 +69,11 @@ enum {
   OPT_CONFIG,
   OPT_TRANSPORT,
   OPT_LISTEN,
+  OPT_ALLOW_HOST,
+  OPT_ALLOW_REMOTE,
+  OPT_SESSION_PREFIX,
+  OPT_SESSION_TIMEOUT,
+  OPT_SSE_POLL,
   OPT_LOG_LEVEL,
   OPT_NO_WATCH,
   OPT_MAX_MESSAGE,
@@ -77,6 +94,11 @@ static const struct option long_options[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
     {"transport", required_argument, NULL, OPT_TRANSPORT},
     {"listen", required_argument, NULL, OPT_LISTEN},
+    {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
+    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+    {"session-prefix", required_argument, NULL, OPT_SESSION_PREFIX},
+    {"session-timeout", required_argument, NULL, OPT_SESSION_TIMEOUT},
+    {"sse-poll", required_argument, NULL, OPT_SSE_POLL},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"no-watch", no_argument, NULL, OPT_NO_WATCH},
     {"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
@@ -91,6 +113,35 @@ static const struct option long_options[] = {
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
+
+static int add_host(options *o, const char *name) {
+  char **all;
+  if (*name == '\0' || strpbrk(name, ":/ \t") != NULL) {
+    log_error("--allow-host \"%s\": expected a host name without port", name);
+    return -1;
+  }
+  all = realloc(o->allow_hosts, (o->n_allow_hosts + 1) * sizeof(*all));
+  if (all == NULL || (all[o->n_allow_hosts] = strdup(name)) == NULL) {
+    if (all != NULL)
+      o->allow_hosts = all;
+    log_error("out of memory");
+    return -1;
+  }
+  o->allow_hosts = all;
+  o->n_allow_hosts++;
+  return 0;
+}
+
+/* A session id prefix is visible ASCII and short. */
+static int prefix_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 32)
+    return 0;
+  for (; *s; s++)
+    if (*s < 0x21 || *s > 0x7e)
+      return 0;
+  return 1;
+}
 
 static int add_dir(options *o, const char *dir) {
   char **dirs = realloc(o->plugin_dirs, (o->n_plugin_dirs + 1) * sizeof(*dirs));
@@ -279,6 +330,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->max_in_flight = MCPD_DEFAULT_MAX_IN_FLIGHT;
   o->request_timeout_ms = MCPD_DEFAULT_REQUEST_TIMEOUT_MS;
   o->threads = MCPD_DEFAULT_THREADS;
+  o->session_timeout_s = MCPD_DEFAULT_SESSION_TIMEOUT_S;
   o->transport = "stdio";
 
   opterr = 0;
@@ -299,6 +351,44 @@ int options_parse(options *o, int argc, char **argv) {
     case OPT_LISTEN:
       listen_addr = optarg;
       break;
+    case OPT_ALLOW_HOST:
+      if (add_host(o, optarg) != 0)
+        return -1;
+      break;
+    case OPT_ALLOW_REMOTE:
+      o->allow_remote = 1;
+      break;
+    case OPT_SESSION_PREFIX:
+      if (!prefix_ok(optarg)) {
+        log_error("--session-prefix \"%s\": expected 1 to 32 visible ASCII "
+                  "characters",
+                  optarg);
+        return -1;
+      }
+      o->session_prefix = optarg;
+      break;
+    case OPT_SESSION_TIMEOUT: {
+      size_t v;
+      if (parse_size(optarg, 1, 7 * 86400, &v) != 0) {
+        log_error("--session-timeout: \"%s\" is not a number of seconds "
+                  "from 1 to 604800",
+                  optarg);
+        return -1;
+      }
+      o->session_timeout_s = v;
+      break;
+    }
+    case OPT_SSE_POLL: {
+      size_t v;
+      if (parse_size(optarg, 0, 86400000, &v) != 0) {
+        log_error("--sse-poll: \"%s\" is not a number of milliseconds "
+                  "from 0 to 86400000",
+                  optarg);
+        return -1;
+      }
+      o->sse_poll_ms = v;
+      break;
+    }
     case OPT_LOG_LEVEL:
       o->log_level = log_level_parse(optarg);
       if (o->log_level < 0) {
@@ -417,6 +507,9 @@ void options_free(options *o) {
   for (size_t i = 0; i < o->n_plugin_dirs; i++)
     free(o->plugin_dirs[i]);
   free(o->plugin_dirs);
+  for (size_t i = 0; i < o->n_allow_hosts; i++)
+    free(o->allow_hosts[i]);
+  free(o->allow_hosts);
   json_object_put(o->config);
   memset(o, 0, sizeof(*o));
 }

@@ -11,6 +11,7 @@
 #define MCPD_DEFAULT_MAX_IN_FLIGHT 1024
 #define MCPD_DEFAULT_REQUEST_TIMEOUT_MS 60000
 #define MCPD_DEFAULT_THREADS 8
+#define MCPD_DEFAULT_SESSION_TIMEOUT_S 1800
 
 typedef enum options_mode {
   MODE_SERVE = 0,
@@ -31,7 +32,14 @@ typedef struct options {
   const char *instructions;    /* borrowed from config; may be NULL */
   const char *transport;
   const char *listen; /* --listen, for http; NULL otherwise */
-  int log_level;      /* log_level */
+  /* HTTP: names accepted in Host/Origin beside the loopback ones. */
+  char **allow_hosts; /* owned strings */
+  size_t n_allow_hosts;
+  int allow_remote;           /* a non-loopback --listen is intended */
+  const char *session_prefix; /* starts every Mcp-Session-Id */
+  uint64_t session_timeout_s; /* idle HTTP sessions end after this */
+  uint64_t sse_poll_ms;       /* 0, or when POST streams close to poll */
+  int log_level;              /* log_level */
   int watch;
   size_t max_message;
   size_t page_size;

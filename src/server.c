@@ -13,7 +13,6 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "server.h"
-#include "strbuf.h"
 
 /* How long calls in flight may run after input ended, then how long they
  * get to notice cancellation.  The flush of replies already owed is not
@@ -231,451 +230,32 @@ int server_serve_stdio(server *srv) {
   return stdio_transport_start(srv->stdio);
 }
 
-/* --- Streamable HTTP ---------------------------------------------------- */
+/* --- HTTP --------------------------------------------------------------- */
 
-/* Sessions nobody used for this long end (clients often just go away). */
-#define HTTP_SESSION_IDLE_MS (30 * 60 * 1000)
-#define HTTP_SWEEP_MS (30 * 1000)
-/* Unrelated messages kept for a session until its GET stream opens. */
-#define HTTP_BACKLOG_MAX (1u << 20)
-
-/* One exchange the glue answers: a POST (waiting for the response to
- * `id`, or for nothing when it carried no request) or a GET stream. */
-typedef struct http_post {
-  http_exchange *x;
-  struct http_session *hs; /* NULL once the session ended */
-  json_object *id;         /* the request whose response answers it */
-  int is_get;
-  int answered;
-  struct http_post *prev, *next;
-} http_post;
-
-typedef struct http_session {
-  server *srv;
-  session *session;
-  char id[33];       /* 128 random bits in hex: visible ASCII */
-  http_post *stream; /* the GET stream, or NULL */
-  http_post *posts;  /* POSTs waiting for their answer */
-  strbuf backlog;    /* SSE events for a GET stream not open yet */
-  uint64_t last_used;
-  struct http_session *next;
-} http_session;
-
-static const char json_content[] = "application/json";
-
-static void http_error(http_exchange *x, unsigned status, int code,
-                       const char *message) {
-  json_object *e = jsonrpc_error(NULL, code, message, NULL);
-  size_t len;
-  const char *text = jsonrpc_to_string(e, &len);
-  http_exchange_respond(x, status, json_content, text, len);
-  json_object_put(e);
+static session *http_open_cb(void *arg, session_write_fn write, void *ctx) {
+  return server_open_session(arg, write, ctx);
 }
 
-static void post_unlink(http_post *p) {
-  if (p->hs == NULL)
-    return;
-  if (p->is_get) {
-    if (p->hs->stream == p)
-      p->hs->stream = NULL;
-  } else {
-    if (p->prev)
-      p->prev->next = p->next;
-    else if (p->hs->posts == p)
-      p->hs->posts = p->next;
-    if (p->next)
-      p->next->prev = p->prev;
-  }
-  p->prev = p->next = NULL;
-  p->hs = NULL;
-}
-
-/* Whether a message mcpd wrote is a response (or a batch of them) rather
- * than a request or notification of its own: those are built by
- * jsonrpc_notification(), whose text starts so. */
-static void post_answer(http_post *p, const char *const *parts,
-                        const size_t *lens, int n) {
-  p->answered = 1;
-  if (http_exchange_is_stream(p->x)) {
-    http_exchange_stream_send(p->x, parts, lens, n);
-    http_exchange_stream_end(p->x);
-  } else {
-    strbuf b = {0};
-    for (int i = 0; i < n; i++)
-      strbuf_append(&b, parts[i], lens[i]);
-    if (b.failed)
-      http_error(p->x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
-    else
-      http_exchange_respond(p->x, 200, json_content, b.data ? b.data : "",
-                            b.len);
-    strbuf_free(&b);
-  }
-}
-
-/* session_write_fn for HTTP sessions: a response goes on its request's
- * POST, as JSON -- or, when the call sent something first (progress, a
- * request to the client), the POST turned into an SSE stream and the
- * response ends it.  Anything else goes on the session's GET stream. */
-static void http_session_write(void *ctx, json_object *related, int final,
-                               const char *const *parts, const size_t *lens,
-                               int n) {
-  http_session *hs = ctx;
-  server *srv = hs->srv;
-  http_post *p = NULL;
-
-  if (related != NULL) {
-    for (p = hs->posts; p; p = p->next)
-      if (!p->answered && p->id != NULL && json_object_equal(p->id, related))
-        break;
-  } else if (final && srv->http_current != NULL &&
-             srv->http_current->hs == hs && !srv->http_current->answered) {
-    p = srv->http_current;
-  }
-  if (p != NULL) {
-    if (final) {
-      post_answer(p, parts, lens, n);
-      return;
-    }
-    if (!http_exchange_is_stream(p->x))
-      http_exchange_stream_open(p->x);
-    http_exchange_stream_send(p->x, parts, lens, n);
-    return;
-  }
-  if (final && related != NULL) {
-    /* Its POST is gone (the client went away): a response never goes on
-     * the GET stream. */
-    log_debug("HTTP session %.8s: dropped a response whose POST closed",
-              hs->id);
-    return;
-  }
-  if (hs->stream != NULL) {
-    http_exchange_stream_send(hs->stream->x, parts, lens, n);
-    return;
-  }
-  {
-    size_t total = 0;
-    for (int i = 0; i < n; i++)
-      total += lens[i];
-    if (hs->backlog.len + total + 24 > HTTP_BACKLOG_MAX) {
-      log_debug("HTTP session %.8s: no GET stream; dropped a message", hs->id);
-      return;
-    }
-    for (int i = 0; i < n; i++)
-      strbuf_append(&hs->backlog, parts[i], lens[i]);
-    strbuf_append(&hs->backlog, "\n", 1);
-  }
-}
-
-static http_session *http_session_find(server *srv, const char *id) {
-  for (http_session *hs = srv->http_sessions; hs; hs = hs->next)
-    if (strcmp(hs->id, id) == 0)
-      return hs;
-  return NULL;
-}
-
-static http_session *http_session_new(server *srv) {
-  unsigned char raw[16];
-  http_session *hs;
-
-  if (uv_random(NULL, NULL, raw, sizeof(raw), 0, NULL) != 0)
-    return NULL;
-  if ((hs = calloc(1, sizeof(*hs))) == NULL)
-    return NULL;
-  for (size_t i = 0; i < sizeof(raw); i++)
-    snprintf(hs->id + 2 * i, 3, "%02x", raw[i]);
-  hs->srv = srv;
-  hs->session = server_open_session(srv, http_session_write, hs);
-  if (hs->session == NULL) {
-    free(hs);
-    return NULL;
-  }
-  hs->last_used = uv_now(srv->loop);
-  hs->next = srv->http_sessions;
-  srv->http_sessions = hs;
-  return hs;
-}
-
-/* Ends a session: its streams end, its unanswered POSTs get 404. */
-static void http_session_end(server *srv, http_session *hs) {
-  http_session **pp = &srv->http_sessions;
-  while (*pp != hs)
-    pp = &(*pp)->next;
-  *pp = hs->next;
-  while (hs->posts != NULL) {
-    http_post *p = hs->posts;
-    post_unlink(p);
-    if (http_exchange_is_stream(p->x))
-      http_exchange_stream_end(p->x);
-    else if (!p->answered)
-      http_error(p->x, 404, JSONRPC_CONNECTION_CLOSED, "the session ended");
-  }
-  if (hs->stream != NULL) {
-    http_post *g = hs->stream;
-    post_unlink(g);
-    http_exchange_stream_end(g->x);
-  }
-  server_close_session(srv, hs->session);
-  strbuf_free(&hs->backlog);
-  free(hs);
-}
-
-static http_post *post_new(http_session *hs, http_exchange *x) {
-  http_post *p = calloc(1, sizeof(*p));
-  if (p == NULL)
-    return NULL;
-  p->x = x;
-  p->hs = hs;
-  http_exchange_set_data(x, p);
-  return p;
-}
-
-/* What a POST body holds, as far as routing cares. */
-typedef struct body_info {
-  json_object *obj; /* the parsed body, owned */
-  json_object *id;  /* the first request's id, borrowed, or NULL */
-  int initialize;   /* it is an initialize request */
-} body_info;
-
-static void scan_message(json_object *m, body_info *bi) {
-  json_object *method, *id;
-  if (!json_object_is_type(m, json_type_object) ||
-      !json_object_object_get_ex(m, "method", &method) ||
-      !json_object_object_get_ex(m, "id", &id))
-    return;
-  if (bi->id == NULL && jsonrpc_valid_id(id))
-    bi->id = id;
-  if (json_object_is_type(method, json_type_string) &&
-      strcmp(json_object_get_string(method), "initialize") == 0)
-    bi->initialize = 1;
-}
-
-static void http_post_request(server *srv, http_exchange *x, const char *body,
-                              size_t len) {
-  const char *sid = http_exchange_header(x, "Mcp-Session-Id");
-  const char *version = http_exchange_header(x, "MCP-Protocol-Version");
-  json_tokener *tok;
-  body_info bi = {0};
-  http_session *hs;
-  http_post *p;
-
-  if (version != NULL && strcmp(session_negotiate(version), version) != 0) {
-    http_error(x, 400, JSONRPC_INVALID_REQUEST,
-               "Bad Request: unsupported MCP-Protocol-Version");
-    return;
-  }
-  tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
-  bi.obj = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
-  if (bi.obj == NULL || json_tokener_get_error(tok) != json_tokener_success) {
-    json_tokener_free(tok);
-    json_object_put(bi.obj);
-    http_error(x, 400, JSONRPC_PARSE_ERROR, "Parse error: invalid JSON");
-    return;
-  }
-  json_tokener_free(tok);
-  if (json_object_is_type(bi.obj, json_type_array)) {
-    for (size_t i = 0; i < json_object_array_length(bi.obj); i++)
-      scan_message(json_object_array_get_idx(bi.obj, i), &bi);
-    bi.initialize = 0; /* refused by the session inside a batch */
-  } else {
-    scan_message(bi.obj, &bi);
-  }
-
-  if (sid == NULL) {
-    if (!bi.initialize) {
-      http_error(x, 400, JSONRPC_INVALID_REQUEST,
-                 "Bad Request: Mcp-Session-Id header is required");
-      goto out;
-    }
-    if ((hs = http_session_new(srv)) == NULL) {
-      http_error(x, 500, JSONRPC_INTERNAL_ERROR, "cannot open a session");
-      goto out;
-    }
-    http_exchange_add_header(x, "Mcp-Session-Id", hs->id);
-  } else if ((hs = http_session_find(srv, sid)) == NULL) {
-    http_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
-    goto out;
-  }
-  hs->last_used = uv_now(srv->loop);
-  if ((p = post_new(hs, x)) == NULL) {
-    http_error(x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
-    goto out;
-  }
-  if (bi.id != NULL) {
-    p->id = json_object_get(bi.id);
-    p->next = hs->posts;
-    if (hs->posts)
-      hs->posts->prev = p;
-    hs->posts = p;
-  }
-  srv->http_current = p;
-  session_handle_line(hs->session, body, len);
-  srv->http_current = NULL;
-  if (bi.id == NULL) {
-    /* Notifications and responses only: accepted, unless the session
-     * answered with an error (bad JSON-RPC). */
-    p->hs = NULL;
-    if (!p->answered)
-      http_exchange_respond(x, 202, NULL, "", 0);
-  }
-out:
-  json_object_put(bi.obj);
-}
-
-static void http_get_request(server *srv, http_exchange *x) {
-  const char *sid = http_exchange_header(x, "Mcp-Session-Id");
-  const char *accept = http_exchange_header(x, "Accept");
-  http_session *hs;
-  http_post *g;
-
-  if (accept == NULL || strstr(accept, "text/event-stream") == NULL) {
-    http_error(x, 406, JSONRPC_INVALID_REQUEST,
-               "Not Acceptable: GET needs Accept: text/event-stream");
-    return;
-  }
-  if (sid == NULL) {
-    http_error(x, 400, JSONRPC_INVALID_REQUEST,
-               "Bad Request: Mcp-Session-Id header is required");
-    return;
-  }
-  if ((hs = http_session_find(srv, sid)) == NULL) {
-    http_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
-    return;
-  }
-  if (hs->stream != NULL) {
-    /* One standalone stream per session: each message on one stream. */
-    http_error(x, 409, JSONRPC_INVALID_REQUEST,
-               "Conflict: this session already has a GET stream");
-    return;
-  }
-  if ((g = post_new(hs, x)) == NULL) {
-    http_error(x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
-    return;
-  }
-  g->is_get = 1;
-  hs->stream = g;
-  hs->last_used = uv_now(srv->loop);
-  http_exchange_stream_open(x);
-  /* What was said before the stream opened, oldest first. */
-  if (hs->backlog.len > 0) {
-    size_t off = 0;
-    while (off < hs->backlog.len) {
-      const char *line = hs->backlog.data + off;
-      size_t n = strcspn(line, "\n");
-      http_exchange_stream_send(x, &line, &n, 1);
-      off += n + 1;
-    }
-    hs->backlog.len = 0;
-  }
-}
-
-static void http_delete_request(server *srv, http_exchange *x) {
-  const char *sid = http_exchange_header(x, "Mcp-Session-Id");
-  http_session *hs;
-  if (sid == NULL) {
-    http_error(x, 400, JSONRPC_INVALID_REQUEST,
-               "Bad Request: Mcp-Session-Id header is required");
-    return;
-  }
-  if ((hs = http_session_find(srv, sid)) == NULL) {
-    http_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
-    return;
-  }
-  http_session_end(srv, hs);
-  http_exchange_respond(x, 200, NULL, "", 0);
-}
-
-/* http_transport_cb.request */
-static void http_request_cb(void *arg, http_exchange *x, http_method method,
-                            const char *body, size_t len) {
-  server *srv = arg;
-  const char *version = http_exchange_header(x, "MCP-Protocol-Version");
-
-  if (srv->shutting_down) {
-    http_error(x, 503, JSONRPC_CONNECTION_CLOSED, "shutting down");
-    return;
-  }
-  if (method != HTTP_METHOD_POST && version != NULL &&
-      strcmp(session_negotiate(version), version) != 0) {
-    http_error(x, 400, JSONRPC_INVALID_REQUEST,
-               "Bad Request: unsupported MCP-Protocol-Version");
-    return;
-  }
-  switch (method) {
-  case HTTP_METHOD_POST:
-    http_post_request(srv, x, body, len);
-    break;
-  case HTTP_METHOD_GET:
-    http_get_request(srv, x);
-    break;
-  case HTTP_METHOD_DELETE:
-    http_delete_request(srv, x);
-    break;
-  }
-}
-
-/* http_transport_cb.closed */
-static void http_closed_cb(void *arg, http_exchange *x) {
-  http_post *p = http_exchange_data(x);
-  (void)arg;
-  if (p == NULL)
-    return;
-  post_unlink(p);
-  json_object_put(p->id);
-  free(p);
-}
-
-static void http_sweep_cb(uv_timer_t *timer) {
-  server *srv = timer->data;
-  uint64_t now = uv_now(srv->loop);
-  http_session *hs = srv->http_sessions, *next;
-
-  for (; hs; hs = next) {
-    next = hs->next;
-    if (hs->posts != NULL || hs->session->requests_in_flight > 0)
-      continue;
-    if (hs->stream != NULL)
-      continue; /* a client is listening */
-    if (now - hs->last_used >= HTTP_SESSION_IDLE_MS) {
-      log_debug("HTTP session %.8s expired", hs->id);
-      http_session_end(srv, hs);
-    }
-  }
+static void http_close_cb(void *arg, session *s) {
+  server_close_session(arg, s);
 }
 
 int server_serve_http(server *srv) {
-  http_transport_cb cb = {http_request_cb, http_closed_cb, srv};
+  streamable_cb cb = {http_open_cb, http_close_cb, srv};
   int fd;
 
   /* No stdio protocol here, but plugins still must not print into fd 1
    * unnoticed: it goes to stderr like the rest of the log. */
   if ((fd = stdio_take_stdout()) >= 0)
     close(fd);
-  srv->http = http_transport_new(srv->loop, srv->opts->listen,
-                                 srv->opts->max_message, &cb);
-  if (srv->http == NULL)
-    return -1;
-  uv_timer_init(srv->loop, &srv->http_sweep_timer);
-  srv->http_sweep_timer.data = srv;
-  uv_timer_start(&srv->http_sweep_timer, http_sweep_cb, HTTP_SWEEP_MS,
-                 HTTP_SWEEP_MS);
-  uv_unref((uv_handle_t *)&srv->http_sweep_timer);
-  return 0;
-}
-
-/* Ends every HTTP session and stops listening. */
-static void http_stop(server *srv) {
-  while (srv->http_sessions != NULL)
-    http_session_end(srv, srv->http_sessions);
-  if (srv->http != NULL) {
-    http_transport_close(srv->http);
-    srv->http = NULL;
-    uv_timer_stop(&srv->http_sweep_timer);
-  }
+  srv->http = streamable_new(srv->loop, srv->opts, &cb);
+  return srv->http != NULL ? 0 : -1;
 }
 
 /* --- signals and the parent --------------------------------------------- */
 
 static void finish_shutdown(server *srv);
+static void http_closed_cb(void *arg);
 
 static void signal_cb(uv_signal_t *handle, int signum) {
   server *srv = handle->data;
@@ -762,7 +342,8 @@ static void finish_shutdown(server *srv) {
     stdio_transport_close(srv->stdio, NULL, NULL, 1);
     srv->stdio = NULL;
   }
-  http_stop(srv);
+  if (srv->http)
+    streamable_close(srv->http, http_closed_cb, srv, 1);
   while (srv->n_sessions > 0)
     server_close_session(srv, srv->sessions[0]);
   /* fini() joins the plugins' threads; what they queued runs after. */
@@ -771,25 +352,42 @@ static void finish_shutdown(server *srv) {
   uv_walk(srv->loop, close_walk_cb, NULL);
 }
 
-static void flushed_cb(void *arg) {
-  server *srv = arg;
-  srv->stdio = NULL;
-  if (srv->shutdown_stage == 2)
+/* A transport finished flushing: the last one moves on to stage 3. */
+static void output_closed(server *srv) {
+  if (--srv->closing_outputs == 0 && srv->shutdown_stage == 2)
     finish_shutdown(srv);
 }
 
-/* Stage 2: flush stdout (without a time limit), then stage 3.  The stdio
- * session goes first: nothing may write into a transport that is closing. */
+static void flushed_cb(void *arg) {
+  server *srv = arg;
+  srv->stdio = NULL;
+  output_closed(srv);
+}
+
+static void http_closed_cb(void *arg) {
+  server *srv = arg;
+  srv->http = NULL;
+  output_closed(srv);
+}
+
+/* Stage 2: flush what is owed to clients (stdout without a time limit,
+ * HTTP for a bounded time), then stage 3.  The stdio session goes first:
+ * nothing may write into a transport that is closing. */
 static void flush_output(server *srv) {
   srv->shutdown_stage = 2;
   uv_timer_stop(&srv->shutdown_timer);
   if (srv->stdio_session != NULL)
     server_close_session(srv, srv->stdio_session);
-  http_stop(srv);
-  if (srv->stdio)
+  srv->closing_outputs = 1;
+  if (srv->stdio) {
+    srv->closing_outputs++;
     stdio_transport_close(srv->stdio, flushed_cb, srv, 0);
-  else
-    finish_shutdown(srv);
+  }
+  if (srv->http) {
+    srv->closing_outputs++;
+    streamable_close(srv->http, http_closed_cb, srv, 0);
+  }
+  output_closed(srv);
 }
 
 static void cancel_timeout_cb(uv_timer_t *timer) {
@@ -831,6 +429,7 @@ void server_shutdown(server *srv, const char *why) {
   log_debug("shutting down: %s", why);
   if (srv->stdio)
     stdio_transport_stop_reading(srv->stdio);
+  streamable_refuse(srv->http);
   if (srv->exec.in_flight == 0)
     calls_drained_cb(srv);
   else

@@ -19,7 +19,7 @@
 #include "options.h"
 #include "registry.h"
 #include "session.h"
-#include "transport_http.h"
+#include "streamable.h"
 #include "transport_stdio.h"
 #include "watch.h"
 
@@ -45,12 +45,8 @@ typedef struct server {
 
   stdio_transport *stdio;
   session *stdio_session;
-  http_transport *http;
-  struct http_session *http_sessions; /* by Mcp-Session-Id */
-  /* The POST whose body is being handled now: where an answer that
-   * relates to no request (a parse error) goes. */
-  struct http_post *http_current;
-  uv_timer_t http_sweep_timer; /* expires idle sessions */
+  streamable *http;
+  int closing_outputs; /* transports still flushing at shutdown */
   watch *watch;
 
   int shutting_down;
@@ -65,7 +61,7 @@ int server_init(server *srv, uv_loop_t *loop, options *opts);
 int server_start(server *srv, int serve);
 /* Serves one client on stdin/stdout until input ends. */
 int server_serve_stdio(server *srv);
-/* Serves Streamable HTTP on opts->listen until shutdown. */
+/* Serves MCP over HTTP on opts->listen until shutdown. */
 int server_serve_http(server *srv);
 
 /* Opens a session whose messages go to `write(ctx, ...)`.  The caller

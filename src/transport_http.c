@@ -31,8 +31,9 @@
 #include "strbuf.h"
 #include "transport_http.h"
 
-#define HTTP_PATH "/mcp"
-#define MAX_OUT_HEADERS 4
+#define MAX_OUT_HEADERS 6
+/* How long closing waits for answers already made to be written. */
+#define DRAIN_MS 2000
 /* Connections idle this long (no request in progress) are closed. */
 #define CONNECTION_TIMEOUT_S 300
 
@@ -48,6 +49,7 @@ struct http_exchange {
   http_transport *t;
   struct MHD_Connection *conn;
   http_method method;
+  char *path;
   enum exchange_state state;
   int suspended;
   int in_handler; /* inside the access handler: queue after it returns */
@@ -75,30 +77,46 @@ struct http_transport {
   int closing;
   char address[160];
   char *unix_path; /* removed at close */
+  char **hosts;    /* Host/Origin names accepted beside loopback */
+  size_t n_hosts;
   http_exchange *exchanges;
+  uv_timer_t drain_timer; /* bounds the wait for answers at close */
+  void (*closed_cb)(void *arg);
+  void *closed_arg;
 };
 
 static void kick(http_transport *t);
+static void kick_close(http_transport *t);
+static void transport_free(http_transport *t);
 
 /* --- addresses ---------------------------------------------------------- */
 
-/* Whether a Host (or Origin authority) names this machine's loopback:
- * localhost, 127.0.0.1 or [::1], with any port or none. */
-static int loopback_authority(const char *a, size_t n) {
-  static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    size_t k = strlen(names[i]);
-    if (n >= k && strncasecmp(a, names[i], k) == 0 && (n == k || a[k] == ':')) {
-      for (size_t j = k + 1; j < n; j++)
-        if (a[j] < '0' || a[j] > '9')
-          return 0;
+/* Whether the authority `a` (n bytes: a Host header, or the part of an
+ * Origin after "://") is `name` with any port or none. */
+static int authority_is(const char *a, size_t n, const char *name) {
+  size_t k = strlen(name);
+  if (n < k || strncasecmp(a, name, k) != 0 || (n > k && a[k] != ':'))
+    return 0;
+  for (size_t j = k + 1; j < n; j++)
+    if (a[j] < '0' || a[j] > '9')
+      return 0;
+  return 1;
+}
+
+/* Whether an authority names this machine's loopback (localhost,
+ * 127.0.0.1 or [::1]) or one of the names the operator allowed. */
+static int authority_allowed(const http_transport *t, const char *a, size_t n) {
+  static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+  for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
+    if (authority_is(a, n, loopback[i]))
       return 1;
-    }
-  }
+  for (size_t i = 0; i < t->n_hosts; i++)
+    if (authority_is(a, n, t->hosts[i]))
+      return 1;
   return 0;
 }
 
-static int origin_allowed(const char *origin) {
+static int origin_allowed(const http_transport *t, const char *origin) {
   const char *p;
   if (origin == NULL)
     return 1; /* not a browser: nothing to validate */
@@ -108,7 +126,7 @@ static int origin_allowed(const char *origin) {
         (p - origin == 5 && strncasecmp(origin, "https", 5) == 0)))
     return 0;
   p += 3;
-  return loopback_authority(p, strcspn(p, "/"));
+  return authority_allowed(t, p, strcspn(p, "/"));
 }
 
 static int open_listener(http_transport *t, const char *listen_at) {
@@ -186,14 +204,14 @@ static int open_listener(http_transport *t, const char *listen_at) {
       char a[INET6_ADDRSTRLEN];
       struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
       inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-      snprintf(t->address, sizeof(t->address), "http://[%s]:%u%s", a,
-               ntohs(s6->sin6_port), HTTP_PATH);
+      snprintf(t->address, sizeof(t->address), "http://[%s]:%u", a,
+               ntohs(s6->sin6_port));
     } else {
       char a[INET_ADDRSTRLEN];
       struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
       inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-      snprintf(t->address, sizeof(t->address), "http://%s:%u%s", a,
-               ntohs(s4->sin_port), HTTP_PATH);
+      snprintf(t->address, sizeof(t->address), "http://%s:%u", a,
+               ntohs(s4->sin_port));
     }
     return fd;
   }
@@ -207,10 +225,14 @@ bad:
 
 static http_exchange *exchange_new(http_transport *t,
                                    struct MHD_Connection *conn,
-                                   http_method method) {
+                                   http_method method, const char *path) {
   http_exchange *x = calloc(1, sizeof(*x));
   if (x == NULL)
     return NULL;
+  if ((x->path = strdup(path)) == NULL) {
+    free(x);
+    return NULL;
+  }
   x->t = t;
   x->conn = conn;
   x->method = method;
@@ -237,7 +259,10 @@ static void exchange_free(http_exchange *x) {
   }
   strbuf_free(&x->body);
   strbuf_free(&x->out);
+  free(x->path);
   free(x);
+  if (t->exchanges == NULL && t->closing && t->daemon != NULL)
+    kick_close(t);
 }
 
 static void add_headers(http_exchange *x, struct MHD_Response *r) {
@@ -351,21 +376,23 @@ static void stream_wake(http_exchange *x) {
   }
 }
 
-void http_exchange_stream_send(http_exchange *x, const char *const *parts,
-                               const size_t *lens, int n) {
+void http_exchange_stream_write(http_exchange *x, const char *const *parts,
+                                const size_t *lens, int n) {
   if (x->state != X_STREAM || x->stream_ended)
     return;
-  strbuf_append(&x->out, "event: message\ndata: ", 21);
   for (int i = 0; i < n; i++)
     strbuf_append(&x->out, parts[i], lens[i]);
-  strbuf_append(&x->out, "\n\n", 2);
   if (x->out.failed) {
-    log_error("out of memory queueing an SSE event; the stream ends");
+    log_error("out of memory queueing SSE bytes; the stream ends");
     x->out.failed = 0;
     x->out.len = x->out_off = 0;
     x->stream_ended = 1;
   }
   stream_wake(x);
+}
+
+size_t http_exchange_stream_pending(const http_exchange *x) {
+  return x->out.len - x->out_off;
 }
 
 void http_exchange_stream_end(http_exchange *x) {
@@ -377,6 +404,14 @@ void http_exchange_stream_end(http_exchange *x) {
 
 const char *http_exchange_header(http_exchange *x, const char *name) {
   return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_exchange_query(http_exchange *x, const char *name) {
+  return MHD_lookup_connection_value(x->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_exchange_path(const http_exchange *x) {
+  return x->path;
 }
 
 void http_exchange_set_data(http_exchange *x, void *data) {
@@ -391,21 +426,26 @@ void *http_exchange_data(http_exchange *x) {
 
 /* An answer of this module's own; the body is a JSON-RPC error without
  * an id, as the spec allows. */
+static const char too_large[] =
+    "Payload Too Large: the body exceeds --max-message-size";
+
+static int error_body(char *buf, size_t size, const char *why) {
+  return snprintf(buf, size,
+                  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+                  "-32000,\"message\":\"%s\"}}",
+                  why);
+}
+
 static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status,
-                              const char *why, const char *allow) {
+                              const char *why) {
   char body[256];
-  int n = snprintf(body, sizeof(body),
-                   "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
-                   "-32000,\"message\":\"%s\"}}",
-                   why);
+  int n = error_body(body, sizeof(body), why);
   struct MHD_Response *r =
       MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
   enum MHD_Result rc;
   if (r == NULL)
     return MHD_NO;
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-  if (allow != NULL)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
   rc = MHD_queue_response(conn, status, r);
   MHD_destroy_response(r);
   return rc;
@@ -423,16 +463,13 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     http_method m;
     const char *host, *length;
     if (t->closing)
-      return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down", NULL);
+      return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down");
     host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
-    if (host == NULL || !loopback_authority(host, strlen(host)) ||
+    if (host == NULL || !authority_allowed(t, host, strlen(host)) ||
         !origin_allowed(
-            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin")))
+            t, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin")))
       return refuse(conn, MHD_HTTP_FORBIDDEN,
-                    "Forbidden: Host and Origin must name localhost", NULL);
-    if (strcmp(url, HTTP_PATH) != 0)
-      return refuse(conn, MHD_HTTP_NOT_FOUND, "Not Found: the endpoint is /mcp",
-                    NULL);
+                    "Forbidden: Host and Origin must name this server");
     if (strcmp(method, "POST") == 0)
       m = HTTP_METHOD_POST;
     else if (strcmp(method, "GET") == 0)
@@ -440,15 +477,12 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     else if (strcmp(method, "DELETE") == 0)
       m = HTTP_METHOD_DELETE;
     else
-      return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed",
-                    "GET, POST, DELETE");
+      m = HTTP_METHOD_OTHER;
     length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                          MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (length != NULL && strtoull(length, NULL, 10) > t->max_body)
-      return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE,
-                    "Payload Too Large: the body exceeds --max-message-size",
-                    NULL);
-    if ((x = exchange_new(t, conn, m)) == NULL)
+      return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, too_large);
+    if ((x = exchange_new(t, conn, m, url)) == NULL)
       return MHD_NO;
     *con_cls = x;
     return MHD_YES;
@@ -460,15 +494,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
         x->body.len + *upload_data_size > t->max_body) {
       strbuf_free(&x->body);
       x->in_handler = 1;
-      http_exchange_respond(
-          x, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
-          "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
-          "\"message\":\"Payload Too Large: the body exceeds "
-          "--max-message-size\"}}",
-          sizeof("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
-                 "\"message\":\"Payload Too Large: the body exceeds "
-                 "--max-message-size\"}}") -
-              1);
+      char body[256];
+      int n = error_body(body, sizeof(body), too_large);
+      http_exchange_respond(x, MHD_HTTP_CONTENT_TOO_LARGE, "application/json",
+                            body, (size_t)n);
       x->in_handler = 0;
     } else if (x->state == X_RECEIVING) {
       strbuf_append(&x->body, upload_data, *upload_data_size);
@@ -484,8 +513,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     strbuf_append(&x->body, "", 1);
     if (x->body.failed) {
       x->in_handler = 0;
-      return refuse(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory",
-                    NULL);
+      return refuse(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
     }
     t->cb.request(t->cb.arg, x, x->method, x->body.data, x->body.len - 1);
     x->in_handler = 0;
@@ -528,8 +556,8 @@ static void run(http_transport *t) {
   if (t->daemon == NULL)
     return;
   MHD_run(t->daemon);
-  if (t->closing)
-    return;
+  if (t->daemon == NULL)
+    return; /* closed from a callback */
   if (MHD_get_timeout(t->daemon, &ms) == MHD_YES)
     uv_timer_start(&t->timer, timer_cb, ms, 0);
   else
@@ -548,26 +576,35 @@ static void poll_cb(uv_poll_t *poll, int status, int events) {
 
 /* MHD_run() on the next loop turn: never from inside an MHD callback. */
 static void kick(http_transport *t) {
-  if (!t->closing)
+  if (t->daemon != NULL)
     uv_timer_start(&t->timer, timer_cb, 0, 0);
 }
 
 http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,
-                                   size_t max_body,
+                                   size_t max_body, const char *const *hosts,
+                                   size_t n_hosts,
                                    const http_transport_cb *cb) {
   http_transport *t = calloc(1, sizeof(*t));
   const union MHD_DaemonInfo *info;
   int fd;
 
-  if (t == NULL) {
+  if (t == NULL || (n_hosts > 0 &&
+                    (t->hosts = calloc(n_hosts, sizeof(*t->hosts))) == NULL)) {
     log_error("out of memory");
+    free(t);
     return NULL;
   }
+  for (; t->n_hosts < n_hosts; t->n_hosts++)
+    if ((t->hosts[t->n_hosts] = strdup(hosts[t->n_hosts])) == NULL) {
+      log_error("out of memory");
+      transport_free(t);
+      return NULL;
+    }
   t->loop = loop;
   t->cb = *cb;
   t->max_body = max_body;
   if ((fd = open_listener(t, listen_at)) < 0) {
-    free(t);
+    transport_free(t);
     return NULL;
   }
   /* External polling through MHD's epoll descriptor, no threads of its
@@ -587,18 +624,18 @@ http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,
       close(fd);
     if (t->unix_path)
       unlink(t->unix_path);
-    free(t->unix_path);
-    free(t);
+    transport_free(t);
     return NULL;
   }
   uv_timer_init(loop, &t->timer);
   t->timer.data = t;
+  uv_timer_init(loop, &t->drain_timer);
+  t->drain_timer.data = t;
   uv_poll_init(loop, &t->poll, info->epoll_fd);
   t->poll.data = t;
-  t->open_handles = 2;
+  t->open_handles = 3;
   uv_poll_start(&t->poll, UV_READABLE, poll_cb);
   kick(t);
-  log_info("listening on %s", t->address);
   return t;
 }
 
@@ -606,34 +643,93 @@ const char *http_transport_address(const http_transport *t) {
   return t->address;
 }
 
+static void transport_free(http_transport *t) {
+  for (size_t i = 0; i < t->n_hosts; i++)
+    free(t->hosts[i]);
+  free(t->hosts);
+  free(t->unix_path);
+  free(t);
+}
+
 static void handle_closed_cb(uv_handle_t *handle) {
   http_transport *t = handle->data;
   if (--t->open_handles == 0) {
-    free(t->unix_path);
-    free(t);
+    void (*done)(void *) = t->closed_cb;
+    void *arg = t->closed_arg;
+    transport_free(t);
+    if (done != NULL)
+      done(arg);
   }
 }
 
-void http_transport_close(http_transport *t) {
-  if (t == NULL || t->closing)
+/* Stops MHD and closes the handles; the last one frees the transport. */
+static void finish_close(http_transport *t) {
+  if (t->daemon == NULL)
     return;
-  t->closing = 1;
-  /* MHD_stop_daemon() must find no suspended connection.  Streams read
-   * closing and end; unanswered requests get 503. */
-  for (http_exchange *x = t->exchanges; x; x = x->next) {
-    if (x->state == X_WAITING) {
-      x->in_handler = 0;
-      http_exchange_respond(x, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "", 0);
-    }
+  /* MHD_stop_daemon() must find no suspended connection. */
+  for (http_exchange *x = t->exchanges; x; x = x->next)
     if (x->suspended) {
       x->suspended = 0;
       MHD_resume_connection(x->conn);
     }
-  }
-  MHD_stop_daemon(t->daemon); /* reports `closed` for each exchange */
+  MHD_stop_daemon(t->daemon); /* reports `closed` for each exchange left */
   t->daemon = NULL;
   if (t->unix_path)
     unlink(t->unix_path);
   uv_close((uv_handle_t *)&t->poll, handle_closed_cb);
   uv_close((uv_handle_t *)&t->timer, handle_closed_cb);
+  uv_close((uv_handle_t *)&t->drain_timer, handle_closed_cb);
+}
+
+static void drain_timeout_cb(uv_timer_t *timer) {
+  http_transport *t = timer->data;
+  if (t->exchanges != NULL)
+    log_warn("HTTP: closing with answers still unsent");
+  finish_close(t);
+}
+
+/* The last exchange is over while closing: stop on the next loop turn,
+ * outside MHD's callback. */
+static void kick_close(http_transport *t) {
+  uv_timer_start(&t->drain_timer, drain_timeout_cb, 0, 0);
+}
+
+void http_transport_close(http_transport *t, void (*closed_cb)(void *arg),
+                          void *arg, int now) {
+  if (t == NULL)
+    return;
+  if (t->closing) {
+    if (now)
+      finish_close(t);
+    return;
+  }
+  t->closing = 1;
+  t->closed_cb = closed_cb;
+  t->closed_arg = arg;
+  /* Stop accepting; what was answered gets written, streams end (their
+   * reader sees `closing`), unanswered requests get 503. */
+  if (t->daemon != NULL) {
+    MHD_socket fd = MHD_quiesce_daemon(t->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+      close(fd);
+  }
+  for (http_exchange *x = t->exchanges; x; x = x->next) {
+    if (x->state == X_WAITING) {
+      x->in_handler = 0;
+      http_exchange_respond(x, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "", 0);
+    } else if (x->state == X_STREAM) {
+      x->stream_ended = 1;
+    }
+    if (x->suspended && x->response == NULL) {
+      x->suspended = 0;
+      MHD_resume_connection(x->conn);
+    }
+  }
+  if (now)
+    finish_close(t);
+  else if (t->exchanges == NULL)
+    kick_close(t);
+  else
+    uv_timer_start(&t->drain_timer, drain_timeout_cb, DRAIN_MS, 0);
+  kick(t); /* MHD keeps running on the loop until then */
 }

@@ -2,13 +2,13 @@
  * HTTP.
  *
  * libmicrohttpd parses HTTP; this module runs it on mcpd's loop and keeps
- * to the HTTP rules that need no MCP: the one endpoint path, the methods
- * it takes (405 otherwise), Host and Origin limited to loopback names
- * (403 otherwise, against DNS rebinding) and the body size limit (413).
- * Everything else -- sessions, protocol versions, which message goes on
- * which stream -- belongs to the owner, who gets each exchange (one HTTP
- * request) with its whole body through a callback and answers it with a
- * single body or with an SSE stream, now or later. */
+ * to the HTTP rules that need no MCP: Host and Origin limited to loopback
+ * names and the ones the operator allowed (403 otherwise, against DNS
+ * rebinding) and the body size limit (413).  Everything else -- paths,
+ * sessions, protocol versions, which message goes on which stream --
+ * belongs to the owner, who gets each exchange (one HTTP request) with its
+ * whole body through a callback and answers it with a single body or with
+ * an SSE stream, now or later. */
 #ifndef MCPD_TRANSPORT_HTTP_H
 #define MCPD_TRANSPORT_HTTP_H
 
@@ -22,7 +22,8 @@ typedef struct http_exchange http_exchange;
 typedef enum http_method {
   HTTP_METHOD_POST,
   HTTP_METHOD_GET,
-  HTTP_METHOD_DELETE
+  HTTP_METHOD_DELETE,
+  HTTP_METHOD_OTHER /* the owner answers 405 */
 } http_method;
 
 /* Events, on the loop thread. */
@@ -41,25 +42,32 @@ typedef struct http_transport_cb {
 } http_transport_cb;
 
 /* Listens on `listen`: "HOST:PORT" (an IPv4 address, "[IPv6]" or
- * "localhost"; port 0 picks a free one) or "unix:PATH".  Returns NULL
- * after logging why.  The address bound is logged at info level as
- * "listening on http://HOST:PORT/mcp" (or "unix:PATH"). */
+ * "localhost"; port 0 picks a free one) or "unix:PATH".  `hosts` are the
+ * names (without port) accepted in Host and Origin beside localhost,
+ * 127.0.0.1 and [::1].  Returns NULL after logging why. */
 http_transport *http_transport_new(uv_loop_t *loop, const char *listen,
-                                   size_t max_body,
-                                   const http_transport_cb *cb);
-/* The URL (or unix:PATH) actually bound; valid until close. */
+                                   size_t max_body, const char *const *hosts,
+                                   size_t n_hosts, const http_transport_cb *cb);
+/* "http://HOST:PORT" (or "unix:PATH") actually bound; valid until close. */
 const char *http_transport_address(const http_transport *t);
-/* Ends every exchange (open streams end, unanswered requests get 503),
- * stops listening and frees the transport once its handles are closed;
- * `closed` is reported for each exchange still open. */
-void http_transport_close(http_transport *t);
+/* Stops accepting; unanswered requests get 503 and open streams end.
+ * Answers already made are written (for at most 2 s; not at all with
+ * `now`), then the transport stops, reports `closed` for each exchange
+ * still open, frees itself and calls `closed_cb(arg)` (may be NULL) once
+ * its handles are closed.  Called again with `now`, it stops waiting. */
+void http_transport_close(http_transport *t, void (*closed_cb)(void *arg),
+                          void *arg, int now);
 
 /* A request header, case-insensitively, or NULL. */
 const char *http_exchange_header(http_exchange *x, const char *name);
+/* A decoded query-string argument, or NULL. */
+const char *http_exchange_query(http_exchange *x, const char *name);
+/* The request's path, without the query. */
+const char *http_exchange_path(const http_exchange *x);
 void http_exchange_set_data(http_exchange *x, void *data);
 void *http_exchange_data(http_exchange *x);
 
-/* Adds a response header to the answer still to come (at most 4). */
+/* Adds a response header to the answer still to come (at most 6). */
 void http_exchange_add_header(http_exchange *x, const char *name,
                               const char *value);
 /* Answers with one body (`content_type` may be NULL for none). */
@@ -70,10 +78,11 @@ void http_exchange_respond(http_exchange *x, unsigned status,
 void http_exchange_stream_open(http_exchange *x);
 /* Whether the exchange was answered with an open stream. */
 int http_exchange_is_stream(const http_exchange *x);
-/* Sends one SSE event "event: message\ndata: <pieces>\n\n" on the stream.
- * The pieces MUST hold no newline (JSON text as mcpd writes it has none). */
-void http_exchange_stream_send(http_exchange *x, const char *const *parts,
-                               const size_t *lens, int n);
+/* Queues bytes on the stream: the owner writes whole SSE events. */
+void http_exchange_stream_write(http_exchange *x, const char *const *parts,
+                                const size_t *lens, int n);
+/* Bytes queued on the stream that the client has not taken yet. */
+size_t http_exchange_stream_pending(const http_exchange *x);
 /* Ends the stream once what was sent is written. */
 void http_exchange_stream_end(http_exchange *x);
 

@@ -37,6 +37,7 @@
 #define WATCHED_URI "test://watched-resource"
 #define WATCH_INTERVAL_MS 3000
 #define STEP_MS 50
+#define RECONNECT_MS 200
 
 /* The watched resource's thread runs only while a client is subscribed;
  * an unsubscribe makes it leave its loop, and the next subscribe (or
@@ -230,6 +231,18 @@ static int tool_with_progress(mcpd_call *call, const mcpd_request *req) {
   if (!json_object_object_get_ex(req->meta, "progressToken", &token))
     return host->result_text(call, "No progress token was given.");
   return host->result_text(call, json_object_get_string(token));
+}
+
+/* Runs on the pool: answers after RECONNECT_MS.  The conformance suite
+ * calls it to see a POST stream closed before its result and resumed with
+ * Last-Event-ID; run mcpd with --sse-poll below RECONNECT_MS for that. */
+static int tool_reconnection(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  if (nap(host, call, RECONNECT_MS))
+    return host->result_text(call, "cancelled");
+  return host->result_text(
+      call, "Reconnection test completed successfully. If you received this, "
+            "the client properly reconnected after stream closure.");
 }
 
 /* --- asking the client -------------------------------------------------- */
@@ -539,6 +552,14 @@ static const mcpd_tool tools[] = {
                        "apart, then returns the progress token.",
         .input_schema = NO_ARGUMENTS,
         .call = tool_with_progress,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_reconnection",
+        .description = "Answers after about 200 ms: long enough for a "
+                       "server polling with SSE to close the stream first.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_reconnection,
         .exec = MCPD_EXEC_POOL,
     },
     {

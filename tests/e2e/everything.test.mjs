@@ -67,6 +67,7 @@ const TOOLS = [
   'test_tool_with_logging',
   'test_error_handling',
   'test_tool_with_progress',
+  'test_reconnection',
   'test_sampling',
   'test_elicitation',
   'test_elicitation_sep1034_defaults',

@@ -255,7 +255,7 @@ describe('HTTP status codes', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type'), /text\/event-stream/);
     await res.body.cancel();
-    const noAccept = await fetch(server.url, { headers: { 'mcp-session-id': sid } });
+    const noAccept = await fetch(server.url, { headers: { accept: 'application/json', 'mcp-session-id': sid } });
     assert.equal(noAccept.status, 406);
   });
 

@@ -1,0 +1,42 @@
+/* streamable.h -- MCP over HTTP: the Streamable HTTP transport of the
+ * 2025 revisions at /mcp, and the older HTTP+SSE transport (2024-11-05) at
+ * /sse and /messages.
+ *
+ * This module owns the MCP rules of HTTP on top of transport_http: session
+ * ids, the protocol-version header, which message goes on which stream,
+ * SSE event ids and resumption, keep-alives, idle expiry.  Each client
+ * gets a session from its owner through a callback, and hands that session
+ * every body it POSTs; what the session writes comes back here and goes on
+ * the right stream. */
+#ifndef MCPD_STREAMABLE_H
+#define MCPD_STREAMABLE_H
+
+#include <uv.h>
+
+#include "options.h"
+#include "session.h"
+
+typedef struct streamable streamable;
+
+typedef struct streamable_cb {
+  /* A new client: a session whose messages go to `write(ctx, ...)`. */
+  session *(*open)(void *arg, session_write_fn write, void *ctx);
+  /* That client's session is over (DELETE, expiry, its SSE stream closed,
+   * shutdown); the owner frees it. */
+  void (*close)(void *arg, session *s);
+  void *arg;
+} streamable_cb;
+
+/* Listens on o->listen.  Returns NULL after logging why (a bad address, a
+ * non-loopback address without --allow-remote or a token source). */
+streamable *streamable_new(uv_loop_t *loop, const options *o,
+                           const streamable_cb *cb);
+/* From now on new requests get 503 (shutdown began); sessions go on. */
+void streamable_refuse(streamable *h);
+/* Ends every session, lets answers already made reach their clients
+ * (for at most 2 s; not at all with `now`), stops listening and frees
+ * `h`; then calls done(arg).  Called again with `now`, it stops waiting. */
+void streamable_close(streamable *h, void (*done)(void *arg), void *arg,
+                      int now);
+
+#endif
