@@ -74,7 +74,8 @@ case "$mode" in
     echo "setup.sh: installed $(command -v mcpd || echo /usr/local/bin/mcpd)" >&2
     ;;
   test)
-    if [ ! -d "$top/tests/node_modules/@modelcontextprotocol/sdk" ]; then
+    if [ ! -d "$top/tests/node_modules/@modelcontextprotocol/sdk" ] ||
+      [ ! -d "$top/tests/node_modules/@modelcontextprotocol/conformance" ]; then
       npm ci --prefix "$top/tests" --no-audit --no-fund --loglevel=error
     fi
     if [ "$asan" = yes ]; then

@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 	NODE='$(NODE)'; \
 	export MCPD_BUILDDIR MCPD_SRCDIR NODE;
 
-TESTS += tests/e2e.sh
+TESTS += tests/e2e.sh tests/conformance.sh
 
 E2E_FILES = \
 	tests/e2e/lib.mjs \
@@ -28,6 +28,7 @@ E2E_FILES = \
 
 EXTRA_DIST += \
 	tests/e2e.sh \
+	tests/conformance.sh \
 	tests/package.json \
 	tests/package-lock.json \
 	$(E2E_FILES)
