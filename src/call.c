@@ -134,20 +134,32 @@ static int mark_completed(mcpd_call *c) {
   return was;
 }
 
+/* The call whose callback runs on this thread, if any: a line it logs
+ * belongs to that call's request, and goes to that client only. */
+static _Thread_local mcpd_call *running;
+
 /* Runs the plugin's callback for the call. */
 static int invoke(mcpd_call *c) {
-  mcpd_call *h = handle_of(c);
+  mcpd_call *h = handle_of(c), *outer = running;
+  int rc = MCPD_ERROR;
+
+  running = c;
   switch (c->kind) {
   case CALL_TOOL:
-    return c->entry->cb(h, &c->request);
+    rc = c->entry->cb(h, &c->request);
+    break;
   case CALL_READ:
-    return c->entry->read(h, &c->request);
+    rc = c->entry->read(h, &c->request);
+    break;
   case CALL_PROMPT:
-    return c->entry->get(h, &c->request);
+    rc = c->entry->get(h, &c->request);
+    break;
   case CALL_COMPLETE:
-    return c->entry->complete(h, &c->request, c->argument, c->value, c->args);
+    rc = c->entry->complete(h, &c->request, c->argument, c->value, c->args);
+    break;
   }
-  return MCPD_ERROR;
+  running = outer;
+  return rc;
 }
 
 static void work_cb(uv_work_t *work) {
@@ -846,8 +858,11 @@ static void host_free(void *p) {
 static void log_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
   call_exec *e = ev->exec;
-  if (e->log_cb != NULL)
-    e->log_cb(e->arg, ev->value, ev->name, ev->text);
+  request *r = ev->call ? ev->call->req : NULL;
+  /* A call's line goes to its client while the request is live. */
+  if (e->log_cb != NULL &&
+      (ev->call == NULL || (r != NULL && !r->cancelled && r->session != NULL)))
+    e->log_cb(e->arg, ev->value, ev->name, ev->text, r);
   free_event(ev);
 }
 
@@ -878,12 +893,14 @@ static int log_allowed(plugin *p, long *dropped) {
   return 0;
 }
 
-static void post_log(call_exec *e, int level, const char *logger, char *text);
+static void post_log(call_exec *e, mcpd_call *c, int level, const char *logger,
+                     char *text);
 
-/* Queues a plugin's log line for the sessions that asked for its level;
- * consumes `text`.  The level check here is a hint; sessions check their
- * own level on the loop. */
-static void to_clients(plugin *p, int level, char *text) {
+/* Queues a plugin's log line for the sessions that asked for its level
+ * (for the client of call `c` alone, if not NULL); consumes `text`.  The
+ * level check here is a hint; sessions check their own level on the
+ * loop. */
+static void to_clients(plugin *p, mcpd_call *c, int level, char *text) {
   call_exec *e = p->host_data;
   long dropped;
 
@@ -903,18 +920,22 @@ static void to_clients(plugin *p, int level, char *text) {
              "than %d a second)",
              p->name, dropped, LOG_LINES_PER_SECOND);
     if (note != NULL)
-      post_log(e, MCPD_LOG_WARNING, p->name, note);
+      post_log(e, NULL, MCPD_LOG_WARNING, p->name, note);
   }
-  post_log(e, level, p->name, text);
+  post_log(e, c, level, p->name, text);
 }
 
-/* Hands one line to the loop for the sessions; consumes `text`. */
-static void post_log(call_exec *e, int level, const char *logger, char *text) {
+/* Hands one line to the loop for the sessions; consumes `text`.  A line
+ * of call `c` is queued while `c` runs, so it is handled before the
+ * call's finish, which waits behind it. */
+static void post_log(call_exec *e, mcpd_call *c, int level, const char *logger,
+                     char *text) {
   call_event *ev = new_event(e, log_run);
   if (ev == NULL) {
     free(text);
     return;
   }
+  ev->call = c;
   ev->value = level;
   ev->text = text;
   ev->name = strdup(logger);
@@ -947,10 +968,16 @@ static void host_log(mcpd_self *self, mcpd_log_level level, const char *fmt,
   else
     local = LOG_LEVEL_ERROR;
   log_msg(local, "plugin \"%s\": %s", name, text);
-  if (p != NULL)
-    to_clients(p, (int)level, text);
-  else
+  if (p != NULL) {
+    /* Only a call of this plugin still running counts: a line logged
+     * after complete() may be handled after the call is gone. */
+    mcpd_call *c = running;
+    if (c != NULL && (c->plugin != p || atomic_load(&c->completed)))
+      c = NULL;
+    to_clients(p, c, (int)level, text);
+  } else {
     free(text);
+  }
 }
 
 /* Whether results may still be built on the call: not once it completed

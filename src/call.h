@@ -34,8 +34,11 @@ typedef struct call_exec {
   atomic_int log_floor;
   /* Runs on the loop thread when in_flight drops to zero. */
   void (*drained_cb)(void *arg);
-  /* Runs on the loop thread for each plugin log line worth sending. */
-  void (*log_cb)(void *arg, int level, const char *logger, const char *text);
+  /* Runs on the loop thread for each plugin log line worth sending.  `r`
+   * is the request whose call wrote it from its callback, or NULL for a
+   * line of the plugin's own (a thread, init). */
+  void (*log_cb)(void *arg, int level, const char *logger, const char *text,
+                 request *r);
   /* How long a plugin's request to the client waits for its answer. */
   uint64_t request_timeout_ms;
   /* Runs on the loop thread when a plugin reports that the resource at

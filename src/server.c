@@ -62,15 +62,18 @@ static void registry_changed_cb(void *arg) {
   uv_timer_start(&srv->announce_timer, announce_cb, 0, 0);
 }
 
-/* call_exec.log_cb: each session hears the levels it asked for. */
+/* call_exec.log_cb: a call's line goes to its own client, on that
+ * request's stream; a plugin's other lines go to every session.  Each
+ * hears the levels it asked for. */
 static void plugin_log_cb(void *arg, int level, const char *logger,
-                          const char *text) {
+                          const char *text, request *r) {
   server *srv = arg;
   json_object *params = NULL;
 
   for (size_t i = 0; i < srv->n_sessions; i++) {
     session *s = srv->sessions[i];
-    if (s->log_level < 0 || level < s->log_level)
+    if (s->log_level < 0 || level < s->log_level ||
+        (r != NULL && r->session != s))
       continue;
     /* Built once, for the first session that wants it, and shared. */
     if (params == NULL) {
@@ -81,7 +84,11 @@ static void plugin_log_cb(void *arg, int level, const char *logger,
       json_object_object_add(params, "logger", json_object_new_string(logger));
       json_object_object_add(params, "data", json_object_new_string(text));
     }
-    session_notify(s, "notifications/message", json_object_get(params));
+    if (r != NULL)
+      session_notify_related(s, r, "notifications/message",
+                             json_object_get(params));
+    else
+      session_notify(s, "notifications/message", json_object_get(params));
   }
   json_object_put(params);
 }

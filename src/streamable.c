@@ -33,8 +33,8 @@
 
 #include "jsonrpc.h"
 #include "log.h"
-#include "streamable.h"
 #include "strbuf.h"
+#include "streamable.h"
 #include "transport_http.h"
 
 #define MCP_PATH "/mcp"
@@ -86,9 +86,9 @@ typedef struct hsession {
   streamable *h;
   session *session;
   char id[80];
-  int legacy;          /* HTTP+SSE: everything on the one stream */
-  channel standalone;  /* channel 0 */
-  channel *channels;   /* request channels, newest first */
+  int legacy;         /* HTTP+SSE: everything on the one stream */
+  channel standalone; /* channel 0 */
+  channel *channels;  /* request channels, newest first */
   unsigned next_num;
   uint64_t last_used;
   struct hsession *next;
@@ -162,10 +162,10 @@ static void open_stream(channel *c) {
   if (modern(c->hs)) {
     const options *o = c->hs->h->opts;
     char prime[96];
-    int n = snprintf(prime, sizeof(prime), "id: %u-%llu\nretry: %llu\ndata: \n\n",
-                     c->num, (unsigned long long)c->seq,
-                     (unsigned long long)(o->sse_poll_ms ? o->sse_poll_ms
-                                                         : RETRY_MS));
+    int n = snprintf(
+        prime, sizeof(prime), "id: %u-%llu\nretry: %llu\ndata: \n\n", c->num,
+        (unsigned long long)c->seq,
+        (unsigned long long)(o->sse_poll_ms ? o->sse_poll_ms : RETRY_MS));
     write_raw(c, prime, (size_t)n);
   }
 }
@@ -193,12 +193,13 @@ static void channel_event(channel *c, const char *const *parts,
   if (c->hs->legacy)
     hl = snprintf(head, sizeof(head), "event: message\ndata: ");
   else
-    hl = snprintf(head, sizeof(head), "id: %u-%llu\nevent: message\ndata: ",
-                  c->num, (unsigned long long)(c->seq + 1));
+    hl = snprintf(head, sizeof(head),
+                  "id: %u-%llu\nevent: message\ndata: ", c->num,
+                  (unsigned long long)(c->seq + 1));
   len = (size_t)hl + body + 2;
   if (len > LOG_MAX || (e = malloc(sizeof(*e) + len)) == NULL) {
-    log_error("HTTP session %.8s: an event of %zu bytes was dropped",
-              c->hs->id, len);
+    log_error("HTTP session %.8s: an event of %zu bytes was dropped", c->hs->id,
+              len);
     return;
   }
   e->next = NULL;
@@ -308,8 +309,7 @@ static hsession *session_find(streamable *h, const char *id) {
  * channel; a message that relates to a request goes there too; the rest
  * goes to the standalone stream.  (session_write_fn) */
 static void session_write(void *ctx, json_object *related, int answer,
-                          const char *const *parts, const size_t *lens,
-                          int n) {
+                          const char *const *parts, const size_t *lens, int n) {
   hsession *hs = ctx;
   streamable *h = hs->h;
   channel *c = NULL;
@@ -513,7 +513,8 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
                   "text/event-stream");
     return;
   }
-  if (type == NULL || strncasecmp(type, json_media, sizeof(json_media) - 1) != 0 ||
+  if (type == NULL ||
+      strncasecmp(type, json_media, sizeof(json_media) - 1) != 0 ||
       (type[sizeof(json_media) - 1] != '\0' &&
        type[sizeof(json_media) - 1] != ';' &&
        type[sizeof(json_media) - 1] != ' ')) {
@@ -749,8 +750,7 @@ static void closed_cb(void *arg, http_exchange *x) {
   }
   /* The call goes on; its events wait for a GET with Last-Event-ID. */
   c->detached = uv_now(hs->h->loop);
-  log_debug("HTTP session %.8s: stream %u lost its connection", hs->id,
-            c->num);
+  log_debug("HTTP session %.8s: stream %u lost its connection", hs->id, c->num);
 }
 
 /* --- time --------------------------------------------------------------- */
@@ -809,8 +809,7 @@ static void tick_cb(uv_timer_t *timer) {
 
 /* Whether a --listen address stays on this machine. */
 static int loopback_listen(const char *listen) {
-  return strncmp(listen, "unix:", 5) == 0 ||
-         strncmp(listen, "127.", 4) == 0 ||
+  return strncmp(listen, "unix:", 5) == 0 || strncmp(listen, "127.", 4) == 0 ||
          strncmp(listen, "localhost:", 10) == 0 ||
          strncmp(listen, "[::1]:", 6) == 0;
 }
