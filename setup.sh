@@ -29,7 +29,7 @@ as_root() {
 
 # Build dependencies, installed only when missing.
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev \
-libuv1-dev libmicrohttpd-dev check"
+libuv1-dev libmicrohttpd-dev libssl-dev libjwt-dev check"
 [ "$mode" = test ] && pkgs="$pkgs nodejs npm"
 missing=""
 for p in $pkgs; do

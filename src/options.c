@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,14 @@ static const char usage[] =
     "                          (sampling, elicitation, roots) may wait for\n"
     "                          its answer (default 60000)\n"
     "  --allow-insecure-plugins  load plugins that other users can write\n"
+    "  --auth-token-file FILE  for http: require a bearer token, one of those\n"
+    "                          in FILE (one per line, # comments)\n"
+    "  --auth-jwt-issuer ISS   for http: accept JWT access tokens from ISS,\n"
+    "  --auth-jwt-audience AUD   issued for AUD and signed by a key of\n"
+    "  --auth-jwks FILE          the JWK set in FILE (all three together)\n"
+    "  --resource-url URL      for http: the MCP endpoint as clients see it,\n"
+    "                          for the OAuth metadata (default\n"
+    "                          http://LISTEN/mcp)\n"
     "  --list                  list plugins, what they offer and load\n"
     "                          errors, then exit\n"
     "  --call TOOL             call TOOL once, print the result, exit\n"
@@ -82,6 +91,11 @@ enum {
   OPT_REQUEST_TIMEOUT,
   OPT_THREADS,
   OPT_INSECURE,
+  OPT_AUTH_TOKEN_FILE,
+  OPT_AUTH_JWT_ISSUER,
+  OPT_AUTH_JWT_AUDIENCE,
+  OPT_AUTH_JWKS,
+  OPT_RESOURCE_URL,
   OPT_LIST,
   OPT_CALL,
   OPT_ARGS,
@@ -107,6 +121,11 @@ static const struct option long_options[] = {
     {"request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
+    {"auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE},
+    {"auth-jwt-issuer", required_argument, NULL, OPT_AUTH_JWT_ISSUER},
+    {"auth-jwt-audience", required_argument, NULL, OPT_AUTH_JWT_AUDIENCE},
+    {"auth-jwks", required_argument, NULL, OPT_AUTH_JWKS},
+    {"resource-url", required_argument, NULL, OPT_RESOURCE_URL},
     {"list", no_argument, NULL, OPT_LIST},
     {"call", required_argument, NULL, OPT_CALL},
     {"args", required_argument, NULL, OPT_ARGS},
@@ -173,6 +192,38 @@ static int config_error(const options *o, const char *key, const char *what) {
   return -1;
 }
 
+/* The string options of HTTP authorization: the flag, the config key and
+ * the field each sets. */
+static const struct auth_option {
+  int opt;
+  const char *flag;
+  const char *key;
+  size_t field;
+} auth_options[] = {
+    {OPT_AUTH_TOKEN_FILE, "--auth-token-file", "authTokenFile",
+     offsetof(options, auth_token_file)},
+    {OPT_AUTH_JWT_ISSUER, "--auth-jwt-issuer", "authJwtIssuer",
+     offsetof(options, auth_jwt_issuer)},
+    {OPT_AUTH_JWT_AUDIENCE, "--auth-jwt-audience", "authJwtAudience",
+     offsetof(options, auth_jwt_audience)},
+    {OPT_AUTH_JWKS, "--auth-jwks", "authJwks", offsetof(options, auth_jwks)},
+    {OPT_RESOURCE_URL, "--resource-url", "resourceUrl",
+     offsetof(options, resource_url)},
+    {0, NULL, NULL, 0}};
+
+/* The authorization option with flag value `opt`, or else config key
+ * `key`; NULL when there is none. */
+static const struct auth_option *auth_option_find(int opt, const char *key) {
+  for (const struct auth_option *a = auth_options; a->flag != NULL; a++)
+    if (opt == a->opt || (key != NULL && strcmp(key, a->key) == 0))
+      return a;
+  return NULL;
+}
+
+static const char **auth_field(options *o, const struct auth_option *a) {
+  return (const char **)(void *)((char *)o + a->field);
+}
+
 /* Reads and validates the --config file.  Values the command line already
  * set win over the file. */
 /* Which settings the command line gave; they win over the file. */
@@ -181,6 +232,7 @@ typedef struct cli_given {
 } cli_given;
 
 static int load_config(options *o, const cli_given *cli) {
+  const struct auth_option *auth;
   json_object *root = json_object_from_file(o->config_path);
   if (root == NULL)
     return config_error(o, NULL,
@@ -257,6 +309,13 @@ static int load_config(options *o, const cli_given *cli) {
         return config_error(o, key, "must be true or false");
       if (!cli->insecure)
         o->allow_insecure = json_object_get_boolean(val);
+    } else if ((auth = auth_option_find(-1, key)) != NULL) {
+      const char **field = auth_field(o, auth);
+      if (!json_object_is_type(val, json_type_string) ||
+          json_object_get_string_len(val) == 0)
+        return config_error(o, key, "must be a non-empty string");
+      if (*field == NULL) /* the command line wins */
+        *field = json_object_get_string(val);
     } else if (strcmp(key, "watch") == 0) {
       if (!json_object_is_type(val, json_type_boolean))
         return config_error(o, key, "must be true or false");
@@ -268,7 +327,8 @@ static int load_config(options *o, const cli_given *cli) {
                           "plugins, pluginDirs, logLevel, "
                           "maxMessageSize, pageSize, maxInFlight, "
                           "requestTimeoutMs, threads, allowInsecurePlugins, "
-                          "watch)");
+                          "watch, authTokenFile, authJwtIssuer, "
+                          "authJwtAudience, authJwks, resourceUrl)");
     }
   }
   if (o->plugin_configs) {
@@ -321,6 +381,7 @@ int options_parse(options *o, int argc, char **argv) {
   int c;
   cli_given cli = {0};
   const char *listen_addr = NULL;
+  const char *auth_flag = NULL; /* the first authorization option given */
 
   memset(o, 0, sizeof(*o));
   o->log_level = LOG_LEVEL_INFO;
@@ -450,6 +511,21 @@ int options_parse(options *o, int argc, char **argv) {
       o->allow_insecure = 1;
       cli.insecure = 1;
       break;
+    case OPT_AUTH_TOKEN_FILE:
+    case OPT_AUTH_JWT_ISSUER:
+    case OPT_AUTH_JWT_AUDIENCE:
+    case OPT_AUTH_JWKS:
+    case OPT_RESOURCE_URL: {
+      const struct auth_option *auth = auth_option_find(c, NULL);
+      if (optarg[0] == '\0') {
+        log_error("%s needs a non-empty value", auth->flag);
+        return -1;
+      }
+      *auth_field(o, auth) = optarg;
+      if (auth_flag == NULL)
+        auth_flag = auth->flag;
+      break;
+    }
     case OPT_LIST:
       o->mode = MODE_LIST;
       break;
@@ -488,6 +564,12 @@ int options_parse(options *o, int argc, char **argv) {
     log_error("--listen %s: stdio listens on nothing; --listen goes with a "
               "network transport",
               listen_addr);
+    return -1;
+  } else if (auth_flag != NULL) {
+    /* The MCP spec: stdio takes credentials from the environment, not
+     * from HTTP authorization. */
+    log_error("%s goes with --transport http; stdio has no bearer tokens",
+              auth_flag);
     return -1;
   }
   if (o->call_args && o->mode != MODE_CALL) {

@@ -48,6 +48,13 @@ typedef struct options {
   uint64_t request_timeout_ms;
   size_t threads; /* the libuv pool, which runs POOL tools */
   int allow_insecure;
+  /* HTTP authorization (see auth.h); NULL when not set.  Borrowed from
+   * argv or from `config`. */
+  const char *auth_token_file;
+  const char *auth_jwt_issuer;
+  const char *auth_jwt_audience;
+  const char *auth_jwks;
+  const char *resource_url; /* the MCP endpoint as clients see it */
   const char *call_tool;
   const char *call_args;
 } options;

@@ -33,7 +33,7 @@ fi
 
 # Every src/*.c but main.c, in layer order (src/layers.txt).
 SOURCES="log strbuf utf8 uritpl options handles hostq watch framer jsonrpc schema \
-transport_stdio transport_memory transport_http registry plugin_file descriptor loader \
+transport_stdio transport_memory transport_http auth registry plugin_file descriptor loader \
 session streamable call methods server cli"
 
 # A module added to src/ must be added above, or the link may fail.
@@ -46,8 +46,8 @@ for f in "$top"/src/*.c; do
   esac
 done
 
-deps_cflags=$(pkg-config --cflags json-c libuv libmicrohttpd)
-deps_libs=$(pkg-config --libs json-c libuv libmicrohttpd)
+deps_cflags=$(pkg-config --cflags json-c libuv libmicrohttpd libcrypto)
+deps_libs=$(pkg-config --libs json-c libuv libmicrohttpd libcrypto)
 jsonc_libs=$(pkg-config --libs json-c)
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS_FUZZ="-g -O1 -fno-omit-frame-pointer $SAN -std=gnu11 -Wall -Wextra \
