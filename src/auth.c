@@ -368,14 +368,19 @@ done:
  * is compared, with no early exit and in constant time, and only digests
  * are compared, so neither the content nor the length of a configured
  * token shows in the timing. */
-static int static_match(const auth *a, const char *tok, size_t n) {
+/* Which configured token `tok` is, counting from 1, or 0 for none.  Every
+ * digest is compared, and the index is kept without a branch on the
+ * outcome. */
+static size_t static_match(const auth *a, const char *tok, size_t n) {
   unsigned char d[32];
-  int found = 0;
+  size_t found = 0;
 
   if (sha256(tok, n, d) != 0)
     return 0;
-  for (size_t i = 0; i < a->n_digests; i++)
-    found |= CRYPTO_memcmp(d, a->digests[i], sizeof(d)) == 0;
+  for (size_t i = 0; i < a->n_digests; i++) {
+    size_t equal = (size_t)(CRYPTO_memcmp(d, a->digests[i], sizeof(d)) == 0);
+    found |= ((size_t)0 - equal) & (i + 1);
+  }
   OPENSSL_cleanse(d, sizeof(d));
   return found;
 }
@@ -759,7 +764,8 @@ static const char *check_claims(const auth *a, json_object *claims) {
  * reason.  Only the header, the key list and the configured values decide
  * which key is tried: header parameters that point at keys elsewhere
  * ("jku", "jwk", "x5u", "x5c") are ignored, never fetched or trusted. */
-static const char *verify_jwt(const auth *a, const char *tok, size_t n) {
+static const char *verify_jwt(const auth *a, const char *tok, size_t n,
+                              char *who, size_t who_size) {
   const char *dot1 = memchr(tok, '.', n), *dot2, *why = reason_invalid;
   const char *alg_name, *kid = NULL;
   unsigned char *head_text = NULL, *body_text = NULL, *sig = NULL;
@@ -814,6 +820,21 @@ static const char *verify_jwt(const auth *a, const char *tok, size_t n) {
   if (body_text == NULL || (body = parse_object(body_text, body_len)) == NULL)
     goto done;
   why = check_claims(a, body);
+  if (why == NULL && who != NULL) {
+    /* The subject names the client across token refreshes; a token
+     * without one stands for itself. */
+    const char *sub;
+    if (get_string(body, "sub", &sub) == 1 && strlen(sub) < who_size - 5) {
+      snprintf(who, who_size, "sub:%s", sub);
+    } else {
+      unsigned char d[32];
+      size_t k = 0;
+      if (sha256(tok, n, d) == 0)
+        for (k = 0; k < sizeof(d) && 2 * k + 8 < who_size; k++)
+          snprintf(who + 2 * k, who_size - 2 * k, "%02x", d[k]);
+      who[2 * k] = '\0';
+    }
+  }
 done:
   json_object_put(head);
   json_object_put(body);
@@ -1008,8 +1029,13 @@ void auth_free(auth *a) {
 }
 
 int auth_verify(const auth *a, const char *authorization, const char **why) {
+  return auth_verify_who(a, authorization, why, NULL, 0);
+}
+
+int auth_verify_who(const auth *a, const char *authorization, const char **why,
+                    char *who, size_t who_size) {
   const char *s = authorization, *tok;
-  size_t n;
+  size_t n, which;
 
   *why = reason_missing;
   if (s == NULL)
@@ -1030,12 +1056,14 @@ int auth_verify(const auth *a, const char *authorization, const char **why) {
   *why = reason_invalid;
   if (n > AUTH_MAX_TOKEN || !is_b64token(tok, n))
     return -1;
-  if (a->n_digests > 0 && static_match(a, tok, n)) {
+  if (a->n_digests > 0 && (which = static_match(a, tok, n)) > 0) {
+    if (who != NULL)
+      snprintf(who, who_size, "token:%zu", which);
     *why = NULL;
     return 0;
   }
   if (a->n_keys > 0)
-    *why = verify_jwt(a, tok, n);
+    *why = verify_jwt(a, tok, n, who, who_size);
   return *why == NULL ? 0 : -1;
 }
 

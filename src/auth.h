@@ -56,6 +56,13 @@ void auth_free(auth *a);
  * returns any part of the token, so the caller may log `why`.  The scheme
  * is matched case-insensitively, as RFC 7235 says.  `a` must not be NULL. */
 int auth_verify(const auth *a, const char *authorization, const char **why);
+/* auth_verify(), and on success writes who the token speaks for into
+ * `who` (AUTH_WHO_SIZE bytes): "token:<n>" for the n-th static token,
+ * "sub:<subject>" for a JWT with a subject, else the token's SHA-256.  A
+ * session belongs to the identity that opened it. */
+#define AUTH_WHO_SIZE 256
+int auth_verify_who(const auth *a, const char *authorization, const char **why,
+                    char *who, size_t who_size);
 
 /* The RFC 9728 protected-resource metadata document (JSON text, owned by
  * `a`) served at the metadata paths: resource, authorization_servers (the

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "strbuf.h"
@@ -87,6 +88,7 @@ typedef struct hsession {
   session *session;
   char id[80];
   int legacy;         /* HTTP+SSE: everything on the one stream */
+  char *who;          /* the identity that opened it, with a token source */
   channel standalone; /* channel 0 */
   channel *channels;  /* request channels, newest first */
   unsigned next_num;
@@ -99,8 +101,11 @@ struct streamable {
   const options *opts;
   streamable_cb cb;
   http_transport *http;
+  auth *auth; /* NULL: no token source, no authorization */
   hsession *sessions;
   size_t n_sessions;
+  /* Who the token of the request being handled speaks for. */
+  char who[AUTH_WHO_SIZE];
   /* The exchange whose body is being handled now: where an answer that
    * relates to no request (a parse error) goes. */
   http_exchange *current;
@@ -298,10 +303,12 @@ static void channel_attach(channel *c, http_exchange *x, uint64_t after) {
 
 /* --- sessions ----------------------------------------------------------- */
 
+/* The session `id`, if the request's identity owns it: another client's
+ * session is as unknown as an ended one. */
 static hsession *session_find(streamable *h, const char *id) {
   for (hsession *hs = h->sessions; hs; hs = hs->next)
     if (strcmp(hs->id, id) == 0)
-      return hs;
+      return hs->who == NULL || strcmp(hs->who, h->who) == 0 ? hs : NULL;
   return NULL;
 }
 
@@ -396,9 +403,14 @@ static hsession *hsession_new(streamable *h, int legacy) {
     snprintf(hs->id + pl + 2 * i, 3, "%02x", raw[i]);
   hs->h = h;
   hs->legacy = legacy;
+  if (h->auth != NULL && (hs->who = strdup(h->who)) == NULL) {
+    free(hs);
+    return NULL;
+  }
   hs->standalone.hs = hs;
   hs->session = h->cb.open(h->cb.arg, session_write, hs);
   if (hs->session == NULL) {
+    free(hs->who);
     free(hs);
     return NULL;
   }
@@ -435,6 +447,7 @@ static void hsession_end(hsession *hs) {
   }
   channel_clear(&hs->standalone);
   h->cb.close(h->cb.arg, hs->session);
+  free(hs->who);
   free(hs);
 }
 
@@ -677,6 +690,42 @@ static void post_messages(streamable *h, http_exchange *x, const char *body,
   session_handle_line(hs->session, body, len);
 }
 
+/* With a token source: serves the protected-resource metadata (RFC 9728),
+ * which needs no token, and answers 401 to a request without a valid
+ * one.  Returns whether the request goes on. */
+static int authorized(streamable *h, http_exchange *x, http_method method,
+                      const char *path) {
+  const char *why;
+  char challenge[AUTH_CHALLENGE_SIZE];
+  char message[128];
+
+  if (auth_is_metadata_path(h->auth, path)) {
+    size_t len;
+    const char *doc = auth_metadata(h->auth, &len);
+    if (method == HTTP_METHOD_GET) {
+      http_exchange_respond(x, 200, json_media, doc, len);
+    } else {
+      http_exchange_add_header(x, "Allow", "GET");
+      respond_error(x, 405, JSONRPC_INVALID_REQUEST, "Method Not Allowed");
+    }
+    return 0;
+  }
+  if (auth_verify_who(h->auth, http_exchange_header(x, "Authorization"), &why,
+                      h->who, sizeof(h->who)) == 0)
+    return 1;
+  /* `why` is ours, never the token's text. */
+  log_debug("HTTP: %s %s refused: %s",
+            method == HTTP_METHOD_GET    ? "GET"
+            : method == HTTP_METHOD_POST ? "POST"
+                                         : "request",
+            path, why);
+  if (auth_challenge(h->auth, why, challenge, sizeof(challenge)) > 0)
+    http_exchange_add_header(x, "WWW-Authenticate", challenge);
+  snprintf(message, sizeof(message), "Unauthorized: %s", why);
+  respond_error(x, 401, JSONRPC_INVALID_REQUEST, message);
+  return 0;
+}
+
 /* http_transport_cb.request */
 static void request_cb(void *arg, http_exchange *x, http_method method,
                        const char *body, size_t len) {
@@ -688,6 +737,8 @@ static void request_cb(void *arg, http_exchange *x, http_method method,
     respond_error(x, 503, JSONRPC_CONNECTION_CLOSED, "shutting down");
     return;
   }
+  if (h->auth != NULL && !authorized(h, x, method, path))
+    return;
   if (strcmp(path, MCP_PATH) == 0) {
     if (version != NULL && strcmp(session_negotiate(version), version) != 0) {
       respond_error(x, 400, JSONRPC_INVALID_REQUEST,
@@ -820,10 +871,11 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
   streamable *h;
   uint64_t tick;
 
-  if (!loopback_listen(o->listen) && !o->allow_remote) {
+  if (!loopback_listen(o->listen) && !o->allow_remote &&
+      o->auth_token_file == NULL && o->auth_jwks == NULL) {
     log_error("--listen %s: not a loopback address, and nothing "
-              "authenticates clients; add --allow-remote if a proxy in front "
-              "does",
+              "authenticates clients; give a token source (--auth-token-file, "
+              "--auth-jwks) or --allow-remote if a proxy in front does",
               o->listen);
     return NULL;
   }
@@ -844,6 +896,18 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
   }
   uv_timer_init(loop, &h->tick);
   h->tick.data = h;
+  {
+    /* The resource URL clients see, unless --resource-url says it: the
+     * address bound (a unix socket has none of its own). */
+    const char *a = http_transport_address(h->http);
+    char url[200];
+    snprintf(url, sizeof(url), "%s" MCP_PATH,
+             strncmp(a, "unix:", 5) ? a : "http://localhost");
+    if (auth_new(o, url, &h->auth) != 0) {
+      streamable_close(h, NULL, NULL, 1);
+      return NULL;
+    }
+  }
   tick = TICK_MS;
   if (o->sse_poll_ms > 0 && o->sse_poll_ms / 4 < tick)
     tick = o->sse_poll_ms / 4 ? o->sse_poll_ms / 4 : 1;
@@ -852,6 +916,9 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
   {
     const char *a = http_transport_address(h->http);
     log_info("listening on %s%s", a, strncmp(a, "unix:", 5) ? MCP_PATH : "");
+    if (h->auth != NULL)
+      log_info("clients need a bearer token; metadata at %s",
+               auth_metadata_url(h->auth));
   }
   return h;
 }
@@ -867,6 +934,7 @@ static void closed_part(streamable *h) {
   void *arg = h->done_arg;
   if (--h->closing > 0)
     return;
+  auth_free(h->auth);
   free(h);
   if (done != NULL)
     done(arg);

@@ -736,6 +736,46 @@ START_TEST(test_jwt_valid) {
 }
 END_TEST
 
+/* Who a token speaks for: what a session is bound to. */
+START_TEST(test_identity) {
+  auth *a;
+  char who[AUTH_WHO_SIZE], *t, *h;
+  const char *why;
+
+  tmp_setup();
+  a = static_auth(STATIC_TOKEN "\nsecond-static-token-0123456789\n");
+  h = bearer("second-static-token-0123456789");
+  ck_assert_int_eq(auth_verify_who(a, h, &why, who, sizeof(who)), 0);
+  ck_assert_str_eq(who, "token:2");
+  free(h);
+  h = bearer(STATIC_TOKEN);
+  ck_assert_int_eq(auth_verify_who(a, h, &why, who, sizeof(who)), 0);
+  ck_assert_str_eq(who, "token:1");
+  free(h);
+  auth_free(a);
+
+  a = jwt_auth();
+  t = mint(JWT_ALG_RS256, fx.rsa1.priv, "rsa1",
+           "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld,"
+           "\"sub\":\"alice\"}",
+           now() + 3600);
+  h = bearer(t);
+  ck_assert_int_eq(auth_verify_who(a, h, &why, who, sizeof(who)), 0);
+  ck_assert_str_eq(who, "sub:alice");
+  free(h);
+  free(t);
+  /* Without a subject the token is its own identity: 64 hex digits. */
+  t = mint(JWT_ALG_RS256, fx.rsa1.priv, "rsa1", GOOD, now() + 3600);
+  h = bearer(t);
+  ck_assert_int_eq(auth_verify_who(a, h, &why, who, sizeof(who)), 0);
+  ck_assert_uint_eq(strlen(who), 64);
+  ck_assert_uint_eq(strspn(who, "0123456789abcdef"), 64);
+  free(h);
+  free(t);
+  auth_free(a);
+}
+END_TEST
+
 START_TEST(test_jwt_times) {
   auth *a;
   tmp_setup();
@@ -1183,6 +1223,7 @@ Suite *auth_suite(void) {
   tcase_set_timeout(tc, 30);
   tcase_add_unchecked_fixture(tc, jwt_fixture_setup, jwt_fixture_teardown);
   tcase_add_test(tc, test_jwt_valid);
+  tcase_add_test(tc, test_identity);
   tcase_add_test(tc, test_jwt_times);
   tcase_add_test(tc, test_jwt_claims);
   tcase_add_test(tc, test_jwt_keys);
