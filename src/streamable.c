@@ -130,6 +130,19 @@ static void respond_error(http_exchange *x, unsigned status, int code,
   json_object_put(e);
 }
 
+/* Answers 200 with one JSON message given in pieces. */
+static void respond_json(http_exchange *x, const char *const *parts,
+                         const size_t *lens, int n) {
+  strbuf b = {0};
+  for (int i = 0; i < n; i++)
+    strbuf_append(&b, parts[i], lens[i]);
+  if (b.failed)
+    respond_error(x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
+  else
+    http_exchange_respond(x, 200, json_media, b.data, b.len);
+  strbuf_free(&b);
+}
+
 static int modern(const hsession *hs) {
   const char *v = hs->session->version;
   return !hs->legacy && v != NULL && strcmp(v, "2025-11-25") >= 0;
@@ -333,15 +346,8 @@ static void session_write(void *ctx, json_object *related, int answer,
              http_exchange_data(h->current) == NULL) {
     /* An error for input that never became a request: it answers the
      * POST that carried it. */
-    strbuf b = {0};
-    for (int i = 0; i < n; i++)
-      strbuf_append(&b, parts[i], lens[i]);
     h->current_answered = 1;
-    if (b.failed)
-      respond_error(h->current, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
-    else
-      http_exchange_respond(h->current, 200, json_media, b.data, b.len);
-    strbuf_free(&b);
+    respond_json(h->current, parts, lens, n);
     return;
   }
   if (c == NULL) {
@@ -363,15 +369,8 @@ static void session_write(void *ctx, json_object *related, int answer,
       return;
     }
     if (answer) {
-      strbuf b = {0};
-      for (int i = 0; i < n; i++)
-        strbuf_append(&b, parts[i], lens[i]);
       c->done = 1;
-      if (b.failed)
-        respond_error(c->x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
-      else
-        http_exchange_respond(c->x, 200, json_media, b.data, b.len);
-      strbuf_free(&b);
+      respond_json(c->x, parts, lens, n);
       return;
     }
     open_stream(c);
