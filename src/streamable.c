@@ -42,7 +42,8 @@
 #define SSE_PATH "/sse"
 #define MESSAGES_PATH "/messages"
 
-/* Events kept per channel for replay; the oldest go first. */
+/* Bytes of events kept per channel for replay; the oldest go first, but
+ * the newest always stays. */
 #define LOG_MAX ((size_t)1 << 20)
 /* Channels whose connection went away, kept per session for a reconnect. */
 #define DETACHED_MAX 32
@@ -215,7 +216,7 @@ static void channel_event(channel *c, const char *const *parts,
                   "id: %u-%llu\nevent: message\ndata: ", c->num,
                   (unsigned long long)(c->seq + 1));
   len = (size_t)hl + body + 2;
-  if (len > LOG_MAX || (e = malloc(sizeof(*e) + len)) == NULL) {
+  if ((e = malloc(sizeof(*e) + len)) == NULL) {
     log_error("HTTP session %.8s: an event of %zu bytes was dropped", c->hs->id,
               len);
     return;
@@ -230,6 +231,7 @@ static void channel_event(channel *c, const char *const *parts,
     len += lens[i];
   }
   memcpy(e->text + len, "\n\n", 2);
+  /* The newest event stays, however large (a big result). */
   while (c->head != NULL && c->log_bytes + e->len > LOG_MAX)
     log_drop_oldest(c);
   if (c->tail)
