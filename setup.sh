@@ -30,12 +30,16 @@ as_root() {
 # Build dependencies, installed only when missing.
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev \
 libuv1-dev libmicrohttpd-dev libssl-dev libjwt-dev check"
-[ "$mode" = test ] && pkgs="$pkgs nodejs npm"
+# nginx: tests/e2e/nginx.test.mjs runs its own private nginx processes.
+[ "$mode" = test ] && pkgs="$pkgs nodejs npm nginx"
 missing=""
 for p in $pkgs; do
   case "$p" in
     nodejs|npm) command -v "${p%js}" >/dev/null 2>&1 && \
       command -v node >/dev/null 2>&1 && continue ;;
+    # Any package's nginx will do (nginx-light, nginx-core on Ubuntu, ...).
+    nginx) PATH="$PATH:/usr/sbin" command -v nginx >/dev/null 2>&1 && \
+      continue ;;
   esac
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
@@ -44,6 +48,17 @@ if [ -n "$missing" ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   # shellcheck disable=SC2086
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+  case " $missing " in
+    *" nginx "*)
+      # Debian's package starts nginx with its default site on port 80
+      # where an init system runs.  The tests need no such service, so
+      # the one just installed is stopped and kept from starting at boot.
+      # Without systemd (a container) systemctl fails, and service stops
+      # whatever the init script started, usually nothing: both may fail.
+      as_root systemctl disable --now nginx >/dev/null 2>&1 || true
+      as_root service nginx stop >/dev/null 2>&1 || true
+      ;;
+  esac
 fi
 
 [ -x configure ] || autoreconf -fi

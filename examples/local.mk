@@ -1,6 +1,7 @@
 # Examples are shipped in the tarball but not installed.  hello/ is built
-# out of tree against the installed SDK, and the JSON files are snippets for
-# MCP client configurations.
+# out of tree against the installed SDK, the JSON files are snippets for
+# MCP client configurations, and nginx/ runs several mcpd processes behind
+# nginx (tests/e2e/nginx.test.mjs tests its mcpd.conf as it is).
 
 EXTRA_DIST += \
 	examples/hello/hello.c \
@@ -8,7 +9,10 @@ EXTRA_DIST += \
 	examples/hello/oot-test.sh \
 	examples/claude_desktop_config.json \
 	examples/cursor-mcp.json \
-	examples/vscode-mcp.json
+	examples/vscode-mcp.json \
+	examples/nginx/README.md \
+	examples/nginx/mcpd.conf \
+	examples/nginx/mcpd@.service
 
 # Installs into a staging directory and builds hello.so out of tree with
 # pkg-config, exactly as a plugin author would, then calls it through mcpd.
