@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -129,6 +130,22 @@ static int origin_allowed(const http_transport *t, const char *origin) {
   return authority_allowed(t, p, strcspn(p, "/"));
 }
 
+/* Whether the unix socket at `un` is a leftover nobody listens on (a
+ * server that was killed): a socket file that refuses connections.
+ * Anything else there -- a live server, a regular file -- is kept. */
+static int stale_socket(const struct sockaddr_un *un, socklen_t len) {
+  struct stat st;
+  int fd, refused;
+  if (lstat(un->sun_path, &st) != 0 || !S_ISSOCK(st.st_mode))
+    return 0;
+  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+    return 0;
+  refused = connect(fd, (const struct sockaddr *)un, len) != 0 &&
+            errno == ECONNREFUSED;
+  close(fd);
+  return refused;
+}
+
 static int open_listener(http_transport *t, const char *listen_at) {
   struct sockaddr_storage ss;
   socklen_t len;
@@ -146,16 +163,26 @@ static int open_listener(http_transport *t, const char *listen_at) {
     memcpy(un->sun_path, path, strlen(path) + 1);
     len = sizeof(*un);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)un, len) != 0 ||
-        listen(fd, 128) != 0) {
-      log_error("--listen %s: %s", listen_at, strerror(errno));
-      if (fd >= 0)
-        close(fd);
-      return -1;
+    if (fd < 0)
+      goto unix_failed;
+    if (bind(fd, (struct sockaddr *)un, len) != 0) {
+      if (errno != EADDRINUSE || !stale_socket(un, len))
+        goto unix_failed;
+      log_info("--listen %s: removed the socket a dead server left", listen_at);
+      unlink(path);
+      if (bind(fd, (struct sockaddr *)un, len) != 0)
+        goto unix_failed;
     }
+    if (listen(fd, 128) != 0)
+      goto unix_failed;
     t->unix_path = strdup(path);
     snprintf(t->address, sizeof(t->address), "unix:%s", path);
     return fd;
+  unix_failed:
+    log_error("--listen %s: %s", listen_at, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
   } else {
     char host[64];
     const char *colon = strrchr(listen_at, ':');
