@@ -6,7 +6,6 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -14,69 +13,7 @@ import {
   CreateMessageRequestSchema,
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, LATEST, makePluginDir, track, withTimeout } from './lib.mjs';
-
-/** Starts mcpd on an ephemeral port; resolves {child, url, stderr()}. */
-async function startHttp(plugins, args = []) {
-  const dir = await makePluginDir(plugins);
-  const child = track(
-    spawn(MCPD, ['--transport', 'http', '--listen', '127.0.0.1:0', '--plugins', dir, '--no-watch', ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }),
-  );
-  let err = '';
-  const url = await withTimeout(
-    new Promise((resolve, reject) => {
-      child.stderr.on('data', (d) => {
-        err += d;
-        const m = /listening on (http:\/\/\S+)/.exec(err);
-        if (m) resolve(m[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`mcpd exited ${code}: ${err}`)));
-    }),
-    5000,
-    'mcpd to listen',
-  );
-  return { child, url, stderr: () => err };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return child.exitCode;
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  return withTimeout(exited, 5000, 'mcpd to exit');
-}
-
-const JSON_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
-
-function post(url, body, headers = {}) {
-  return fetch(url, {
-    method: 'POST',
-    headers: { ...JSON_HEADERS, ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-}
-
-const INIT = {
-  jsonrpc: '2.0',
-  id: 0,
-  method: 'initialize',
-  params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
-
-/** Opens a session by hand; resolves its id. */
-async function rawSession(url) {
-  const res = await post(url, INIT);
-  assert.equal(res.status, 200);
-  const sid = res.headers.get('mcp-session-id');
-  await res.text();
-  const ack = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid });
-  assert.equal(ack.status, 202);
-  return sid;
-}
+import { INIT, JSON_HEADERS, post, rawSession, startHttp, stop, withTimeout } from './lib.mjs';
 
 describe('HTTP with the SDK client', () => {
   let server;

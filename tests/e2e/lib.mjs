@@ -524,3 +524,82 @@ export async function configFile(config, name = 'config.json') {
   const dir = await makeTempDir('mcpd-config-');
   return writeFile(dir, name, JSON.stringify(config));
 }
+
+/* ------------------------------------------------------------------------ */
+/* mcpd --transport http.                                                    */
+
+/**
+ * Starts mcpd --transport http with a private plugin dir holding `plugins`
+ * and extra `args`, listening on `listen` (an ephemeral loopback port by
+ * default).  Resolves once it logged "listening on ...": {child, url,
+ * base, address, stderr(), stdout()}; `url` is the /mcp endpoint (or
+ * "unix:PATH"), `base` the origin without a path.
+ */
+export async function startHttp(plugins, args = [], { listen = '127.0.0.1:0' } = {}) {
+  const dir = await makePluginDir(plugins);
+  const child = track(
+    spawn(MCPD, ['--transport', 'http', '--listen', listen, '--plugins', dir, '--no-watch', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let err = '';
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  const url = await withTimeout(
+    new Promise((resolve, reject) => {
+      child.stderr.on('data', (d) => {
+        err += d;
+        const m = /listening on (http:\/\/\S+|unix:\S+)/.exec(err);
+        if (m) resolve(m[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`mcpd exited ${code}: ${err}`)));
+    }),
+    5000,
+    'mcpd to listen',
+  );
+  const base = url.startsWith('http') ? new URL(url).origin : undefined;
+  return { child, url, base, pluginDir: dir, stderr: () => err, stdout: () => out };
+}
+
+/** SIGTERM, then resolves mcpd's exit code (rejects after 5 s). */
+export async function stop(child) {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return withTimeout(exited, 5000, 'mcpd to exit');
+}
+
+export const JSON_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+/** POSTs a JSON-RPC body (an object, or a string sent as it is). */
+export function post(url, body, headers = {}, init = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...init,
+  });
+}
+
+export const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** Opens a session by hand at protocol `version`; resolves its id. */
+export async function rawSession(url, version = LATEST) {
+  const res = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion: version } });
+  if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status}: ${await res.text()}`);
+  const sid = res.headers.get('mcp-session-id');
+  await res.text();
+  const ack = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid });
+  if (ack.status !== 202) throw new Error(`notifications/initialized: HTTP ${ack.status}`);
+  return sid;
+}
