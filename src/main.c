@@ -93,8 +93,9 @@ int main(int argc, char **argv) {
     status = cli_call(&srv, opts.call_tool, opts.call_args);
     break;
   default:
-    /* The transport first: it takes fd 1 before any plugin code can write
-     * to it. */
+    /* Signals first: a client may signal as soon as we listen.  Then the
+     * transport: it takes fd 1 before any plugin code can write to it. */
+    server_catch_signals(&srv);
     if (opts.listen != NULL ? server_serve_http(&srv) != 0
                             : server_serve_stdio(&srv) != 0) {
       status = 1;

@@ -295,23 +295,29 @@ static void parent_cb(uv_timer_t *timer) {
   server_shutdown(srv, "the process that started mcpd exited");
 }
 
+void server_catch_signals(server *srv) {
+  if (srv->catching)
+    return;
+  srv->catching = 1;
+  uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
+  uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
+  uv_signal_start(&srv->sig_hup, signal_cb, SIGHUP);
+  /* Orphaned servers pile up when a client dies without closing our
+   * stdin; notice the parent going away. */
+  srv->parent_pid = (int)getppid();
+  if (srv->parent_pid > 1) {
+#ifdef HAVE_PRCTL
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+    uv_timer_start(&srv->parent_timer, parent_cb, 500, 500);
+    uv_unref((uv_handle_t *)&srv->parent_timer);
+  }
+}
+
 int server_start(server *srv, int serve) {
   options *o = srv->opts;
-  if (serve) {
-    uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
-    uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
-    uv_signal_start(&srv->sig_hup, signal_cb, SIGHUP);
-    /* Orphaned servers pile up when a client dies without closing our
-     * stdin; notice the parent going away. */
-    srv->parent_pid = (int)getppid();
-    if (srv->parent_pid > 1) {
-#ifdef HAVE_PRCTL
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-      uv_timer_start(&srv->parent_timer, parent_cb, 500, 500);
-      uv_unref((uv_handle_t *)&srv->parent_timer);
-    }
-  }
+  if (serve)
+    server_catch_signals(srv);
   loader_scan(&srv->loader);
   /* Once, after the first scan: a config entry that names no loaded
    * plugin is most likely a typo. */

@@ -49,6 +49,7 @@ typedef struct server {
   int closing_outputs; /* transports still flushing at shutdown */
   watch *watch;
 
+  int catching; /* signals and the parent are watched */
   int shutting_down;
   int shutdown_stage;
   int exit_hard; /* calls still run on threads: skip unloading at exit */
@@ -59,6 +60,10 @@ int server_init(server *srv, uv_loop_t *loop, options *opts);
  * watchdog and the watch on plugin directories (--list and --call pass
  * 0). */
 int server_start(server *srv, int serve);
+/* Starts the handling of SIGTERM, SIGINT, SIGHUP and the parent's death;
+ * server_start(srv, 1) does it too.  Called before serving, so that no
+ * signal finds mcpd listening without a handler. */
+void server_catch_signals(server *srv);
 /* Serves one client on stdin/stdout until input ends. */
 int server_serve_stdio(server *srv);
 /* Serves MCP over HTTP on opts->listen until shutdown. */

@@ -63,6 +63,8 @@ struct http_exchange {
   strbuf out; /* stream bytes not yet taken by MHD */
   size_t out_off;
   int stream_ended;
+  int peer_gone; /* the client hung up while the stream slept */
+  uv_poll_t *hup; /* watches a sleeping stream's socket for that */
   void *data;
   http_exchange *prev, *next;
 };
@@ -76,6 +78,7 @@ struct http_transport {
   uv_timer_t timer;
   int open_handles;
   int closing;
+  int kicked;
   char address[160];
   char *unix_path; /* removed at close */
   char **hosts;    /* Host/Origin names accepted beside loopback */
@@ -87,6 +90,10 @@ struct http_transport {
 };
 
 static void kick(http_transport *t);
+
+static void free_handle_cb(uv_handle_t *handle) {
+  free(handle);
+}
 static void kick_close(http_transport *t);
 static void transport_free(http_transport *t);
 
@@ -287,6 +294,8 @@ static void exchange_free(http_exchange *x) {
   strbuf_free(&x->body);
   strbuf_free(&x->out);
   free(x->path);
+  if (x->hup != NULL)
+    uv_close((uv_handle_t *)x->hup, free_handle_cb);
   free(x);
   if (t->exchanges == NULL && t->closing && t->daemon != NULL)
     kick_close(t);
@@ -348,16 +357,52 @@ void http_exchange_respond(http_exchange *x, unsigned status,
   deliver(x);
 }
 
+/* The socket of a sleeping stream hung up: wake the stream so that MHD
+ * ends it now, not at the next write into a dead socket. */
+static void hup_cb(uv_poll_t *poll, int status, int events) {
+  http_exchange *x = poll->data;
+  (void)status;
+  (void)events;
+  uv_poll_stop(poll);
+  x->peer_gone = 1;
+  if (x->suspended) {
+    x->suspended = 0;
+    MHD_resume_connection(x->conn);
+    kick(x->t);
+  }
+}
+
+/* MHD does not watch a suspended connection; we do, for a hang-up only. */
+static void hup_watch(http_exchange *x) {
+  if (x->hup == NULL) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+        x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci == NULL || (x->hup = malloc(sizeof(*x->hup))) == NULL)
+      return;
+    if (uv_poll_init_socket(x->t->loop, x->hup, ci->connect_fd) != 0) {
+      free(x->hup);
+      x->hup = NULL;
+      return;
+    }
+    x->hup->data = x;
+  }
+  uv_poll_start(x->hup, UV_DISCONNECT, hup_cb);
+}
+
 static ssize_t stream_read_cb(void *cls, uint64_t pos, char *buf, size_t max) {
   http_exchange *x = cls;
   size_t n = x->out.len - x->out_off;
   (void)pos;
+  if (x->peer_gone)
+    return MHD_CONTENT_READER_END_WITH_ERROR;
   if (n == 0) {
     if (x->stream_ended || x->t->closing)
       return MHD_CONTENT_READER_END_OF_STREAM;
-    /* Nothing to send: sleep until http_exchange_stream_send(). */
+    /* Nothing to send: sleep until http_exchange_stream_write(), or until
+     * the client hangs up. */
     x->suspended = 1;
     MHD_suspend_connection(x->conn);
+    hup_watch(x);
     return 0;
   }
   if (n > max)
@@ -397,6 +442,8 @@ int http_exchange_is_stream(const http_exchange *x) {
 static void stream_wake(http_exchange *x) {
   /* A stream that is not queued yet, or reading, needs no wake-up. */
   if (x->suspended && x->response == NULL && !x->in_handler) {
+    if (x->hup != NULL)
+      uv_poll_stop(x->hup);
     x->suspended = 0;
     MHD_resume_connection(x->conn);
     kick(x->t);
@@ -582,10 +629,13 @@ static void run(http_transport *t) {
   MHD_UNSIGNED_LONG_LONG ms;
   if (t->daemon == NULL)
     return;
+  t->kicked = 0;
   MHD_run(t->daemon);
   if (t->daemon == NULL)
     return; /* closed from a callback */
-  if (MHD_get_timeout(t->daemon, &ms) == MHD_YES)
+  if (t->kicked)
+    uv_timer_start(&t->timer, timer_cb, 0, 0);
+  else if (MHD_get_timeout(t->daemon, &ms) == MHD_YES)
     uv_timer_start(&t->timer, timer_cb, ms, 0);
   else
     uv_timer_stop(&t->timer);
@@ -603,8 +653,10 @@ static void poll_cb(uv_poll_t *poll, int status, int events) {
 
 /* MHD_run() on the next loop turn: never from inside an MHD callback. */
 static void kick(http_transport *t) {
-  if (t->daemon != NULL)
+  if (t->daemon != NULL) {
+    t->kicked = 1;
     uv_timer_start(&t->timer, timer_cb, 0, 0);
+  }
 }
 
 http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,

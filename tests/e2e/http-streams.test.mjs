@@ -378,7 +378,6 @@ describe('HTTP+SSE on the wire', () => {
 
   test(
     'an answer made while its POST is handled is written on /sse at once',
-    { todo: 'mcpd bug: the wake-up of /sse is lost until another socket event (transport_http.c run() re-arms the timer kick() set)' },
     async () => {
       // A keep-alive agent holds the POST's connection open, so no unrelated
       // socket event comes to hide a lost wake-up.
@@ -397,7 +396,6 @@ describe('HTTP+SSE on the wire', () => {
 
   test(
     'closing /sse ends the session: a POST afterwards gets 404',
-    { todo: 'mcpd bug: a client that closes /sse is not noticed until two writes fail (~30 s of keep-alives)' },
     async () => {
       const { sse, endpoint } = await openLegacy();
       await sse.abort();
@@ -575,7 +573,6 @@ describe('the standalone GET stream', () => {
 
   test(
     'a second GET replaces the first: the first ends at once',
-    { todo: 'mcpd bug: ending a stream from another request’s handler is not written until another socket event (same lost wake-up as /sse)' },
     async () => {
       const sid = await rawSession(server.url);
       const first = await getStream(server.url, sid);
@@ -731,7 +728,6 @@ describe('command-line options that shape the endpoint', () => {
 
   test(
     '--session-timeout 1: a session whose GET the client dropped ends too',
-    { todo: 'mcpd bug: a dropped GET stream is not noticed until two keep-alive writes fail (~30 s)' },
     async () => {
       const server = await startHttp(['echo'], ['--session-timeout', '1', '--log-level', 'debug']);
       try {
@@ -830,7 +826,6 @@ describe('shutdown', () => {
 
   test(
     'SIGTERM right after "listening on" still exits 0',
-    { todo: 'mcpd bug: main.c logs "listening on" (server_serve_http) before server_start() installs the SIGTERM handler' },
     async () => {
       // A supervisor may stop mcpd as soon as it announced itself.  The
       // window is short, so a few tries.
