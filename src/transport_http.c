@@ -63,7 +63,7 @@ struct http_exchange {
   strbuf out; /* stream bytes not yet taken by MHD */
   size_t out_off;
   int stream_ended;
-  int peer_gone; /* the client hung up while the stream slept */
+  int peer_gone;  /* the client hung up while the stream slept */
   uv_poll_t *hup; /* watches a sleeping stream's socket for that */
   void *data;
   http_exchange *prev, *next;
@@ -375,8 +375,8 @@ static void hup_cb(uv_poll_t *poll, int status, int events) {
 /* MHD does not watch a suspended connection; we do, for a hang-up only. */
 static void hup_watch(http_exchange *x) {
   if (x->hup == NULL) {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
-        x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (ci == NULL || (x->hup = malloc(sizeof(*x->hup))) == NULL)
       return;
     if (uv_poll_init_socket(x->t->loop, x->hup, ci->connect_fd) != 0) {
