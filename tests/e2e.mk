@@ -26,7 +26,8 @@ E2E_FILES = \
 	tests/e2e/abi.test.mjs \
 	tests/e2e/http.test.mjs \
 	tests/e2e/nginx.test.mjs \
-	tests/e2e/http-streams.test.mjs
+	tests/e2e/http-streams.test.mjs \
+	tests/e2e/auth.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \
