@@ -402,18 +402,14 @@ static void response_done(load_run *r, http_conn *c, uint64_t now) {
     load_handle_message(r, c->body.base, c->body.len, now);
     if (r->t_send[id] != 0)
       load_fail_request(r, id, now,
-                        "a JSON body that does not answer its "
-                        "request",
+                        "a JSON body that does not answer its request",
                         c->body.base, c->body.len);
   } else if (c->event_stream) {
-    load_fail_request(r, id, now,
-                      "the event stream ended without the "
-                      "response",
+    load_fail_request(r, id, now, "the event stream ended without the response",
                       c->body.base, c->body.len);
   } else {
     load_fail_request(r, id, now,
-                      "a 200 response that is neither JSON nor "
-                      "an event stream",
+                      "a 200 response that is neither JSON nor an event stream",
                       c->body.base, c->body.len);
   }
   conn_done(r, c);
