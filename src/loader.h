@@ -66,6 +66,8 @@ typedef struct plugin {
   void (*roots_cb)(void *arg);
   void *roots_arg;
   int live;                 /* its tools are registered */
+  int isolated;             /* runs in a worker process */
+  struct worker *worker;    /* then: worker.c's state, while it runs */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */
   registry staged;          /* entries validated but not yet registered */

@@ -468,6 +468,113 @@ reg_entry *reg_entry_ref(reg_entry *e) {
   return e;
 }
 
+/* A string member of a listing, or NULL. */
+static const char *listed(json_object *item, const char *key) {
+  json_object *v;
+  if (!json_object_object_get_ex(item, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+reg_entry *reg_entry_remote(reg_kind kind, json_object *item,
+                            struct plugin *owner, char *err, size_t errlen) {
+  static const char *const keys[REG_KINDS] = {"name", "uri", "uriTemplate",
+                                              "name"};
+  const char *key = json_object_is_type(item, json_type_object)
+                        ? listed(item, keys[kind])
+                        : NULL;
+  reg_entry *e;
+  json_object *v;
+
+  if (key == NULL || !text_ok(key) ||
+      (kind == REG_TOOL || kind == REG_PROMPT ? !registry_valid_name(key)
+       : kind == REG_RESOURCE                 ? !registry_valid_uri(key)
+                                              : 0)) {
+    snprintf(err, errlen, "a %s listed without a valid \"%s\"",
+             reg_kind_name(kind), keys[kind]);
+    return NULL;
+  }
+  if ((e = entry_new(kind, key, owner, NULL, MCPD_EXEC_ASYNC)) == NULL ||
+      e->listing == NULL)
+    goto oom;
+  e->remote = 1;
+  json_object_put(e->listing);
+  if (json_object_deep_copy(item, &e->listing, NULL) != 0) {
+    e->listing = NULL;
+    goto oom;
+  }
+  switch (kind) {
+  case REG_TOOL:
+    if (!json_object_object_get_ex(item, "inputSchema", &v) ||
+        !json_object_is_type(v, json_type_object)) {
+      snprintf(err, errlen, "tool \"%.200s\" listed without an inputSchema",
+               key);
+      reg_entry_release(e);
+      return NULL;
+    }
+    if (json_object_deep_copy(v, &e->input_schema, NULL) != 0)
+      goto oom;
+    if (json_object_object_get_ex(item, "outputSchema", &v) &&
+        json_object_is_type(v, json_type_object) &&
+        json_object_deep_copy(v, &e->output_schema, NULL) != 0)
+      goto oom;
+    break;
+  case REG_RESOURCE:
+  case REG_TEMPLATE:
+    if (listed(item, "mimeType") != NULL &&
+        (e->mime_type = strdup(listed(item, "mimeType"))) == NULL)
+      goto oom;
+    if (kind == REG_TEMPLATE) {
+      char why[200];
+      if ((e->tpl = uritpl_parse(key, why, sizeof(why))) == NULL) {
+        snprintf(err, errlen, "resource template \"%.200s\": %s", key, why);
+        reg_entry_release(e);
+        return NULL;
+      }
+    }
+    break;
+  case REG_PROMPT: {
+    size_t n = 0;
+    if (listed(item, "description") != NULL &&
+        (e->description = strdup(listed(item, "description"))) == NULL)
+      goto oom;
+    if (json_object_object_get_ex(item, "arguments", &v) &&
+        json_object_is_type(v, json_type_array))
+      n = json_object_array_length(v);
+    if (n > 0) {
+      e->arguments = calloc(n, sizeof(*e->arguments));
+      e->required = calloc(n, 1);
+      if (e->arguments == NULL || e->required == NULL)
+        goto oom;
+    }
+    for (size_t i = 0; i < n; i++) {
+      json_object *a = json_object_array_get_idx(v, i), *req;
+      const char *name = listed(a, "name");
+      if (name == NULL) {
+        snprintf(err, errlen, "prompt \"%.200s\" lists an unnamed argument",
+                 key);
+        reg_entry_release(e);
+        return NULL;
+      }
+      if ((e->arguments[i] = strdup(name)) == NULL)
+        goto oom;
+      e->n_arguments = i + 1;
+      e->required[i] = json_object_object_get_ex(a, "required", &req) &&
+                       json_object_get_boolean(req);
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  return e;
+oom:
+  reg_entry_release(e);
+  snprintf(err, errlen, "out of memory");
+  return NULL;
+}
+
 void reg_entry_release(reg_entry *e) {
   if (e == NULL || --e->refs > 0)
     return;

@@ -41,6 +41,7 @@ typedef struct reg_entry {
   struct plugin *owner;
   void *data; /* the entry's, for mcpd_request.data */
   int exec;   /* mcpd_exec of its callbacks */
+  int remote; /* served by a worker process: no callbacks in this one */
   unsigned refs;
   size_t index; /* position in its table while registered */
 
@@ -105,6 +106,11 @@ reg_entry *reg_template_new(const mcpd_resource_template *def,
 /* `arg_size` is the plugin's sizeof(mcpd_prompt_argument). */
 reg_entry *reg_prompt_new(const mcpd_prompt *def, size_t arg_size,
                           struct plugin *owner, char *err, size_t errlen);
+/* An entry served by a worker process, from its list item (a tool, a
+ * resource, a template or a prompt as tools/list etc. list it); it has
+ * no callbacks and `remote` set. */
+reg_entry *reg_entry_remote(reg_kind kind, json_object *item,
+                            struct plugin *owner, char *err, size_t errlen);
 reg_entry *reg_entry_ref(reg_entry *e);
 void reg_entry_release(reg_entry *e);
 /* "tool", "resource", "resource template", "prompt". */

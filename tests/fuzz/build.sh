@@ -33,7 +33,7 @@ fi
 
 # Every src/*.c but main.c, in layer order (src/layers.txt).
 SOURCES="log strbuf utf8 uritpl options handles hostq watch watchdog framer jsonrpc schema \
-transport_stdio transport_memory transport_http auth registry plugin_file descriptor loader \
+transport_stdio transport_memory transport_http auth registry plugin_file descriptor loader worker \
 session streamable call methods server server_http cli"
 
 # A module added to src/ must be added above, or the link may fail.

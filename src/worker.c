@@ -1,0 +1,858 @@
+/* worker.c -- see worker.h. */
+#define _GNU_SOURCE /* memfd_create */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "framer.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "worker.h"
+
+/* Restart backoff: the first retry after RESTART_MIN_MS, doubling up to
+ * RESTART_MAX_MS; a worker that dies PARK_CRASHES times within PARK_WINDOW
+ * _MS is parked until its file changes. */
+#define RESTART_MIN_MS 100
+#define RESTART_MAX_MS 10000
+#define PARK_CRASHES 5
+#define PARK_WINDOW_MS 60000
+/* How long an ended worker may take to exit before SIGKILL. */
+#define STOP_GRACE_MS 2000
+
+static const char *const list_methods[REG_KINDS] = {
+    "tools/list", "resources/list", "resources/templates/list",
+    "prompts/list"};
+static const char *const list_keys[REG_KINDS] = {"tools", "resources",
+                                                 "resourceTemplates",
+                                                 "prompts"};
+
+static char *program;
+
+typedef enum pending_kind {
+  P_CALL,    /* a forwarded call: done() reports */
+  P_INIT,    /* initialize */
+  P_LIST,    /* a page of one kind's list */
+  P_IGNORED  /* an answer nobody waits for (subscribe, setLevel) */
+} pending_kind;
+
+typedef struct pending {
+  uint64_t id;
+  pending_kind kind;
+  int list_kind;
+  void *call;
+  void (*done)(void *call, json_object *result, json_object *error);
+  uv_timer_t *grace; /* kills the worker if the answer does not come */
+  struct pending *next;
+} pending;
+
+struct worker {
+  const worker_env *env;
+  plugin *p; /* a reference */
+  uv_process_t *proc;
+  uv_pipe_t *pipe;
+  framer in;
+  json_tokener *tok;
+  uint64_t next_id;
+  pending *pending;
+  int ready;    /* listed and registered */
+  int stopping; /* the plugin was unloaded */
+  int parked;
+  int alive;    /* the process runs */
+  int exit_status, term_signal;
+  unsigned crashes;      /* in the current window */
+  uint64_t window_start; /* of that window */
+  uv_timer_t *restart;   /* backoff, or the kill at stop */
+  json_object *staged[REG_KINDS]; /* list items while listing */
+};
+
+void worker_set_program(const char *path) {
+  free(program);
+  program = path ? strdup(path) : NULL;
+}
+
+static void free_handle_cb(uv_handle_t *h) {
+  free(h);
+}
+
+static void worker_free_if_done(worker *w);
+
+/* --- sending ------------------------------------------------------------ */
+
+static void write_done_cb(uv_write_t *req, int status) {
+  (void)status;
+  free(req->data);
+  free(req);
+}
+
+/* Sends one message (taken over) to the worker. */
+static void send_msg(worker *w, json_object *msg) {
+  size_t len;
+  const char *text;
+  uv_write_t *req;
+  char *copy;
+  uv_buf_t buf;
+
+  if (w->pipe == NULL || !w->alive) {
+    json_object_put(msg);
+    return;
+  }
+  text = jsonrpc_to_string(msg, &len);
+  req = malloc(sizeof(*req));
+  copy = malloc(len + 1);
+  if (req == NULL || copy == NULL) {
+    free(req);
+    free(copy);
+    json_object_put(msg);
+    log_error("plugin \"%s\": out of memory writing to its worker",
+              w->p->name);
+    return;
+  }
+  memcpy(copy, text, len);
+  copy[len] = '\n';
+  json_object_put(msg);
+  req->data = copy;
+  buf = uv_buf_init(copy, (unsigned)len + 1);
+  if (uv_write(req, (uv_stream_t *)w->pipe, &buf, 1, write_done_cb) != 0) {
+    free(copy);
+    free(req);
+  }
+}
+
+static pending *pending_add(worker *w, pending_kind kind) {
+  pending *q = calloc(1, sizeof(*q));
+  if (q == NULL)
+    return NULL;
+  q->id = ++w->next_id;
+  q->kind = kind;
+  q->next = w->pending;
+  w->pending = q;
+  return q;
+}
+
+static pending *pending_take(worker *w, uint64_t id) {
+  for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
+    if ((*pp)->id == id) {
+      pending *q = *pp;
+      *pp = q->next;
+      return q;
+    }
+  return NULL;
+}
+
+static pending *pending_find(worker *w, uint64_t id) {
+  for (pending *q = w->pending; q; q = q->next)
+    if (q->id == id)
+      return q;
+  return NULL;
+}
+
+static void pending_free(pending *q) {
+  if (q->grace != NULL)
+    uv_close((uv_handle_t *)q->grace, free_handle_cb);
+  free(q);
+}
+
+/* Sends a request; returns its pending record or NULL. */
+static pending *request(worker *w, pending_kind kind, const char *method,
+                        json_object *params) {
+  pending *q = pending_add(w, kind);
+  json_object *msg;
+  if (q == NULL) {
+    json_object_put(params);
+    return NULL;
+  }
+  msg = json_object_new_object();
+  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(msg, "id", json_object_new_int64((int64_t)q->id));
+  json_object_object_add(msg, "method", json_object_new_string(method));
+  if (params != NULL)
+    json_object_object_add(msg, "params", params);
+  send_msg(w, msg);
+  return q;
+}
+
+static void notify(worker *w, const char *method, json_object *params) {
+  send_msg(w, jsonrpc_notification(method, params));
+}
+
+/* --- the registry ------------------------------------------------------- */
+
+static void remove_kind(worker *w, int kind) {
+  registry *r = w->env->registry;
+  for (size_t i = registry_count(r, kind); i-- > 0;) {
+    reg_entry *e = registry_at(r, kind, i);
+    if (e->owner == w->p)
+      registry_remove(r, e);
+  }
+}
+
+/* Replaces the plugin's entries of `kind` by the listed ones. */
+static void register_kind(worker *w, int kind) {
+  json_object *items = w->staged[kind];
+  size_t n = items ? json_object_array_length(items) : 0;
+
+  remove_kind(w, kind);
+  for (size_t i = 0; i < n; i++) {
+    char err[300];
+    reg_entry *e = reg_entry_remote(kind, json_object_array_get_idx(items, i),
+                                    w->p, err, sizeof(err));
+    if (e == NULL) {
+      log_error("plugin \"%s\" (isolated): %s; skipped", w->p->name, err);
+      continue;
+    }
+    if (registry_add(w->env->registry, e) != 0)
+      log_error("plugin \"%s\" (isolated): %s \"%s\" is taken by another "
+                "plugin; skipped",
+                w->p->name, reg_kind_name(kind), e->name);
+  }
+  json_object_put(w->staged[kind]);
+  w->staged[kind] = NULL;
+}
+
+static void list(worker *w, int kind, const char *cursor) {
+  json_object *params = json_object_new_object();
+  pending *q;
+  if (cursor != NULL)
+    json_object_object_add(params, "cursor", json_object_new_string(cursor));
+  if ((q = request(w, P_LIST, list_methods[kind], params)) != NULL)
+    q->list_kind = kind;
+}
+
+/* A page of `kind` came; the next page, the next kind, or registration. */
+static void listed(worker *w, int kind, json_object *result) {
+  json_object *items, *next;
+  if (w->staged[kind] == NULL)
+    w->staged[kind] = json_object_new_array();
+  if (json_object_object_get_ex(result, list_keys[kind], &items) &&
+      json_object_is_type(items, json_type_array))
+    for (size_t i = 0; i < json_object_array_length(items); i++)
+      json_object_array_add(
+          w->staged[kind],
+          json_object_get(json_object_array_get_idx(items, i)));
+  if (json_object_object_get_ex(result, "nextCursor", &next) &&
+      json_object_is_type(next, json_type_string)) {
+    list(w, kind, json_object_get_string(next));
+    return;
+  }
+  if (!w->ready && kind + 1 < REG_KINDS) {
+    list(w, kind + 1, NULL);
+    return;
+  }
+  if (!w->ready) {
+    for (int k = 0; k < REG_KINDS; k++)
+      register_kind(w, k);
+    w->ready = 1;
+    log_info("plugin \"%s\": its worker (pid %d) serves %zu tools", w->p->name,
+             w->proc ? w->proc->pid : 0, registry_count(w->env->registry, 0));
+  } else {
+    register_kind(w, kind);
+  }
+  w->env->changed_cb(w->env->arg);
+}
+
+/* --- receiving ---------------------------------------------------------- */
+
+/* Removes and returns `_meta["io.mcpd/related"]` of params as an id, or 0. */
+static uint64_t take_related(json_object *params) {
+  json_object *meta, *rel;
+  uint64_t id = 0;
+  if (!json_object_object_get_ex(params, "_meta", &meta) ||
+      !json_object_object_get_ex(meta, "io.mcpd/related", &rel))
+    return 0;
+  if (json_object_is_type(rel, json_type_int))
+    id = (uint64_t)json_object_get_int64(rel);
+  json_object_object_del(meta, "io.mcpd/related");
+  if (json_object_object_length(meta) == 0)
+    json_object_object_del(params, "_meta");
+  return id;
+}
+
+static void on_response(worker *w, json_object *msg) {
+  json_object *idv, *result = NULL, *error = NULL;
+  pending *q;
+
+  if (!json_object_object_get_ex(msg, "id", &idv) ||
+      !json_object_is_type(idv, json_type_int) ||
+      (q = pending_take(w, (uint64_t)json_object_get_int64(idv))) == NULL)
+    return;
+  json_object_object_get_ex(msg, "result", &result);
+  json_object_object_get_ex(msg, "error", &error);
+  switch (q->kind) {
+  case P_CALL:
+    q->done(q->call, error ? NULL : result, error);
+    break;
+  case P_INIT:
+    if (error != NULL || result == NULL) {
+      log_error("plugin \"%s\": its worker refused initialize", w->p->name);
+      break;
+    }
+    notify(w, "notifications/initialized", NULL);
+    {
+      json_object *params = json_object_new_object();
+      json_object_object_add(params, "level", json_object_new_string("debug"));
+      request(w, P_IGNORED, "logging/setLevel", params);
+    }
+    list(w, 0, NULL);
+    break;
+  case P_LIST:
+    listed(w, q->list_kind, result ? result : NULL);
+    break;
+  case P_IGNORED:
+    break;
+  }
+  pending_free(q);
+}
+
+static void on_notification(worker *w, const char *method,
+                            json_object *params) {
+  uint64_t related = params ? take_related(params) : 0;
+  pending *q = NULL;
+  void *call = NULL;
+
+  for (int k = 0; k < REG_KINDS; k++) {
+    char name[64];
+    snprintf(name, sizeof(name), "notifications/%s/list_changed",
+             k == REG_TOOL       ? "tools"
+             : k == REG_PROMPT   ? "prompts"
+                                 : "resources");
+    if (strcmp(method, name) == 0) {
+      if (w->ready) {
+        list(w, k, NULL);
+        if (k == REG_RESOURCE)
+          list(w, REG_TEMPLATE, NULL);
+      }
+      return;
+    }
+  }
+  if (strcmp(method, "notifications/progress") == 0) {
+    json_object *token;
+    if (params != NULL &&
+        json_object_object_get_ex(params, "progressToken", &token) &&
+        json_object_is_type(token, json_type_int))
+      related = (uint64_t)json_object_get_int64(token);
+  }
+  if (related != 0 && (q = pending_find(w, related)) != NULL &&
+      q->kind == P_CALL)
+    call = q->call;
+  if (related != 0 && call == NULL)
+    return; /* about a call that is over */
+  w->env->notify_cb(w->env->arg, call, w->p, method, params);
+}
+
+static void on_request(worker *w, json_object *id, const char *method,
+                       json_object *params) {
+  uint64_t related = params ? take_related(params) : 0;
+  pending *q = related ? pending_find(w, related) : NULL;
+
+  if (q != NULL && q->kind == P_CALL) {
+    w->env->request_cb(w->env->arg, q->call, w->p, id, method, params);
+    return;
+  }
+  if (strcmp(method, "roots/list") == 0) {
+    /* The worker's own session asks once; calls get their client's roots
+     * with each request instead. */
+    json_object *result = json_object_new_object();
+    json_object_object_add(result, "roots", json_object_new_array());
+    worker_answer(w->p, id, result, NULL);
+    return;
+  }
+  if (strcmp(method, "ping") == 0) {
+    worker_answer(w->p, id, json_object_new_object(), NULL);
+    return;
+  }
+  worker_answer(w->p, id, NULL,
+                jsonrpc_error(NULL, JSONRPC_METHOD_NOT_FOUND,
+                              related ? "the call is over"
+                                      : "the host takes no such request",
+                              NULL));
+}
+
+static void line_cb(void *ctx, char *line, size_t len, int oversize) {
+  worker *w = ctx;
+  json_object *msg, *method, *id;
+
+  if (oversize) {
+    log_error("plugin \"%s\": its worker sent a message over the size limit",
+              w->p->name);
+    return;
+  }
+  json_tokener_reset(w->tok);
+  msg = json_tokener_parse_ex(w->tok, line, (int)len);
+  if (msg == NULL || !json_object_is_type(msg, json_type_object)) {
+    json_object_put(msg);
+    log_error("plugin \"%s\": its worker sent something that is not JSON-RPC",
+              w->p->name);
+    return;
+  }
+  if (json_object_object_get_ex(msg, "method", &method) &&
+      json_object_is_type(method, json_type_string)) {
+    json_object *params = NULL;
+    json_object_object_get_ex(msg, "params", &params);
+    if (json_object_object_get_ex(msg, "id", &id))
+      on_request(w, id, json_object_get_string(method), params);
+    else
+      on_notification(w, json_object_get_string(method), params);
+  } else {
+    on_response(w, msg);
+  }
+  json_object_put(msg);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  worker *w = h->data;
+  char *base;
+  size_t avail;
+  (void)suggested;
+  if (framer_reserve(&w->in, 64 * 1024, &base, &avail) != 0) {
+    buf->base = NULL;
+    buf->len = 0;
+    return;
+  }
+  buf->base = base;
+  buf->len = avail;
+}
+
+static void pipe_closed_cb(uv_handle_t *h) {
+  worker *w = h->data;
+  free(h);
+  w->pipe = NULL;
+  worker_free_if_done(w);
+}
+
+static void close_pipe(worker *w) {
+  if (w->pipe != NULL && !uv_is_closing((uv_handle_t *)w->pipe))
+    uv_close((uv_handle_t *)w->pipe, pipe_closed_cb);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  worker *w = s->data;
+  (void)buf;
+  if (n > 0) {
+    framer_commit(&w->in, (size_t)n, line_cb, w);
+    return;
+  }
+  if (n < 0) {
+    /* EOF or an error: the process is ending (exit_cb tells how). */
+    uv_read_stop(s);
+    close_pipe(w);
+    if (w->alive && w->proc != NULL)
+      uv_process_kill(w->proc, SIGKILL);
+  }
+}
+
+/* --- the process -------------------------------------------------------- */
+
+static int spawn(worker *w);
+
+static void restart_cb(uv_timer_t *t) {
+  worker *w = t->data;
+  if (!w->stopping && !w->alive && w->pipe == NULL && spawn(w) != 0)
+    log_error("plugin \"%s\": its worker could not be restarted", w->p->name);
+}
+
+/* Fails every call in flight with `message` and forgets the rest. */
+static void fail_pending(worker *w, const char *message, json_object *data) {
+  while (w->pending != NULL) {
+    pending *q = w->pending;
+    w->pending = q->next;
+    if (q->kind == P_CALL) {
+      json_object *error = jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, message,
+                                         json_object_get(data));
+      json_object *e = NULL;
+      json_object_object_get_ex(error, "error", &e);
+      q->done(q->call, NULL, e);
+      json_object_put(error);
+    }
+    pending_free(q);
+  }
+  json_object_put(data);
+}
+
+static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
+  worker *w = proc->data;
+  char why[96], message[300];
+  json_object *data;
+  uint64_t now = uv_now(w->env->loop), delay;
+
+  w->alive = 0;
+  w->exit_status = (int)status;
+  w->term_signal = signum;
+  uv_close((uv_handle_t *)proc, free_handle_cb);
+  w->proc = NULL;
+  close_pipe(w);
+  for (int k = 0; k < REG_KINDS; k++) {
+    json_object_put(w->staged[k]);
+    w->staged[k] = NULL;
+  }
+  if (signum != 0)
+    snprintf(why, sizeof(why), "was killed by signal %d (%s)", signum,
+             strsignal(signum));
+  else
+    snprintf(why, sizeof(why), "exited with status %d", (int)status);
+
+  data = json_object_new_object();
+  json_object_object_add(data, "plugin", json_object_new_string(w->p->name));
+  if (signum != 0)
+    json_object_object_add(data, "signal", json_object_new_int(signum));
+  else
+    json_object_object_add(data, "exitStatus", json_object_new_int((int)status));
+
+  if (w->stopping) {
+    fail_pending(w, "the plugin was unloaded", data);
+    worker_free_if_done(w);
+    return;
+  }
+  snprintf(message, sizeof(message), "plugin \"%s\": its worker process %s",
+           w->p->name, why);
+  fail_pending(w, message, data);
+  if (w->ready) {
+    registry_remove_owner(w->env->registry, w->p);
+    w->env->changed_cb(w->env->arg);
+  }
+  w->ready = 0;
+
+  if (now - w->window_start > PARK_WINDOW_MS) {
+    w->window_start = now;
+    w->crashes = 0;
+  }
+  w->crashes++;
+  if (w->crashes >= PARK_CRASHES) {
+    w->parked = 1;
+    log_error("%s; %u times within a minute, so it is parked until its "
+              "file changes",
+              message, w->crashes);
+    w->env->report_cb(w->env->arg, MCPD_LOG_ERROR, w->p->name, message);
+    return;
+  }
+  delay = (uint64_t)RESTART_MIN_MS << (w->crashes - 1);
+  if (delay > RESTART_MAX_MS)
+    delay = RESTART_MAX_MS;
+  log_error("%s; restarting it in %llu ms", message, (unsigned long long)delay);
+  w->env->report_cb(w->env->arg, MCPD_LOG_ERROR, w->p->name, message);
+  uv_timer_start(w->restart, restart_cb, delay, 0);
+}
+
+/* The plugin's config as a file the worker reads on fd 3. */
+static int config_fd(worker *w) {
+  json_object *cfg = options_plugin_config(w->env->opts, w->p->name);
+  const char *text = cfg ? json_object_to_json_string_ext(
+                               cfg, JSON_C_TO_STRING_PLAIN)
+                         : "null";
+  size_t len = strlen(text), off = 0;
+  int fd = memfd_create("mcpd-plugin-config", MFD_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  while (off < len) {
+    ssize_t n = write(fd, text + off, len - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      close(fd);
+      return -1;
+    }
+    off += (size_t)n;
+  }
+  lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+static int spawn(worker *w) {
+  const options *o = w->env->opts;
+  uv_process_options_t po;
+  uv_stdio_container_t stdio[4];
+  char threads[24], level[16];
+  char *args[16];
+  int sv[2], cfg, rc, n = 0;
+  static const char *const levels[] = {"error", "warn", "info", "debug"};
+
+  if (program == NULL) {
+    log_error("plugin \"%s\": no program to run its worker", w->p->name);
+    return -1;
+  }
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    log_error("plugin \"%s\": socketpair: %s", w->p->name, strerror(errno));
+    return -1;
+  }
+  if ((cfg = config_fd(w)) < 0) {
+    log_error("plugin \"%s\": cannot pass its config: %s", w->p->name,
+              strerror(errno));
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+  }
+  snprintf(threads, sizeof(threads), "%zu", o->threads);
+  snprintf(level, sizeof(level), "%s",
+           o->log_level >= 0 && o->log_level < 4 ? levels[o->log_level]
+                                                 : "info");
+  args[n++] = program;
+  args[n++] = (char *)"--worker";
+  args[n++] = w->p->path;
+  args[n++] = (char *)"--worker-config-fd";
+  args[n++] = (char *)"3";
+  args[n++] = (char *)"--log-level";
+  args[n++] = level;
+  args[n++] = (char *)"--threads";
+  args[n++] = threads;
+  args[n] = NULL;
+
+  memset(&po, 0, sizeof(po));
+  memset(stdio, 0, sizeof(stdio));
+  stdio[0].flags = UV_INHERIT_FD;
+  stdio[0].data.fd = sv[1];
+  stdio[1].flags = UV_INHERIT_FD;
+  stdio[1].data.fd = sv[1];
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = 2;
+  stdio[3].flags = UV_INHERIT_FD;
+  stdio[3].data.fd = cfg;
+  po.file = program;
+  po.args = args;
+  po.exit_cb = exit_cb;
+  po.stdio = stdio;
+  po.stdio_count = 4;
+
+  w->proc = calloc(1, sizeof(*w->proc));
+  w->pipe = calloc(1, sizeof(*w->pipe));
+  if (w->proc == NULL || w->pipe == NULL) {
+    free(w->proc);
+    free(w->pipe);
+    w->proc = NULL;
+    w->pipe = NULL;
+    close(sv[0]);
+    close(sv[1]);
+    close(cfg);
+    return -1;
+  }
+  w->proc->data = w;
+  rc = uv_spawn(w->env->loop, w->proc, &po);
+  close(sv[1]);
+  close(cfg);
+  if (rc != 0) {
+    log_error("plugin \"%s\": cannot start its worker: %s", w->p->name,
+              uv_strerror(rc));
+    uv_close((uv_handle_t *)w->proc, free_handle_cb);
+    w->proc = NULL;
+    free(w->pipe);
+    w->pipe = NULL;
+    close(sv[0]);
+    return -1;
+  }
+  w->alive = 1;
+  uv_pipe_init(w->env->loop, w->pipe, 0);
+  w->pipe->data = w;
+  uv_pipe_open(w->pipe, sv[0]);
+  framer_free(&w->in);
+  framer_init(&w->in, o->max_message);
+  uv_read_start((uv_stream_t *)w->pipe, alloc_cb, read_cb);
+  w->next_id = 0;
+  {
+    json_object *params = json_object_new_object(), *caps, *info;
+    caps = json_object_new_object();
+    /* Everything a client may declare: each call brings its client's
+     * real capabilities. */
+    json_object_object_add(caps, "sampling", json_object_new_object());
+    json_object_object_add(caps, "elicitation", json_object_new_object());
+    json_object_object_add(caps, "roots", json_object_new_object());
+    info = json_object_new_object();
+    json_object_object_add(info, "name", json_object_new_string("mcpd-host"));
+    json_object_object_add(info, "version",
+                           json_object_new_string(PACKAGE_VERSION));
+    json_object_object_add(params, "protocolVersion",
+                           json_object_new_string("2025-11-25"));
+    json_object_object_add(params, "capabilities", caps);
+    json_object_object_add(params, "clientInfo", info);
+    request(w, P_INIT, "initialize", params);
+  }
+  return 0;
+}
+
+/* --- the public side ---------------------------------------------------- */
+
+int worker_start(const worker_env *env, plugin *p) {
+  worker *w = calloc(1, sizeof(*w));
+  if (w == NULL || (w->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL ||
+      (w->restart = malloc(sizeof(*w->restart))) == NULL) {
+    if (w != NULL)
+      json_tokener_free(w->tok);
+    free(w);
+    log_error("plugin \"%s\": out of memory", p->name);
+    return -1;
+  }
+  w->env = env;
+  w->p = p;
+  plugin_ref(p);
+  framer_init(&w->in, env->opts->max_message);
+  uv_timer_init(env->loop, w->restart);
+  w->restart->data = w;
+  w->window_start = uv_now(env->loop);
+  p->worker = w;
+  if (spawn(w) != 0) {
+    p->worker = NULL;
+    w->stopping = 1;
+    worker_free_if_done(w);
+    return -1;
+  }
+  return 0;
+}
+
+static void kill_cb(uv_timer_t *t) {
+  worker *w = t->data;
+  if (w->alive && w->proc != NULL) {
+    log_warn("plugin \"%s\": its worker did not exit; killing it",
+             w->p->name);
+    uv_process_kill(w->proc, SIGKILL);
+  }
+}
+
+void worker_stop(plugin *p) {
+  worker *w = p->worker;
+  if (w == NULL)
+    return;
+  p->worker = NULL;
+  w->stopping = 1;
+  uv_timer_stop(w->restart);
+  fail_pending(w, "the plugin was unloaded", NULL);
+  if (w->alive) {
+    /* EOF asks it to exit; SIGKILL if it does not. */
+    close_pipe(w);
+    uv_timer_start(w->restart, kill_cb, STOP_GRACE_MS, 0);
+    return;
+  }
+  worker_free_if_done(w);
+}
+
+static void restart_closed_cb(uv_handle_t *h) {
+  worker *w = h->data;
+  free(h);
+  framer_free(&w->in);
+  json_tokener_free(w->tok);
+  plugin_release(w->p);
+  free(w);
+}
+
+/* Frees a stopped worker once its process and pipe are gone. */
+static void worker_free_if_done(worker *w) {
+  if (!w->stopping || w->alive || w->pipe != NULL || w->proc != NULL ||
+      w->restart == NULL || uv_is_closing((uv_handle_t *)w->restart))
+    return;
+  uv_close((uv_handle_t *)w->restart, restart_closed_cb);
+}
+
+int worker_call(plugin *p, const char *method, json_object *params,
+                void *call,
+                void (*done)(void *call, json_object *result,
+                             json_object *error),
+                uint64_t *id) {
+  worker *w = p->worker;
+  json_object *meta, *token;
+  pending *q;
+
+  if (w == NULL || !w->ready || !w->alive) {
+    json_object_put(params);
+    return -1;
+  }
+  if ((q = pending_add(w, P_CALL)) == NULL) {
+    json_object_put(params);
+    return -1;
+  }
+  q->call = call;
+  q->done = done;
+  *id = q->id;
+  /* The worker's progress names the forwarded request, which is unique;
+   * the owner puts the client's own token back. */
+  if (params != NULL && json_object_object_get_ex(params, "_meta", &meta) &&
+      json_object_object_get_ex(meta, "progressToken", &token))
+    json_object_object_add(meta, "progressToken",
+                           json_object_new_int64((int64_t)q->id));
+  {
+    json_object *msg = json_object_new_object();
+    json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(msg, "id", json_object_new_int64((int64_t)q->id));
+    json_object_object_add(msg, "method", json_object_new_string(method));
+    if (params != NULL)
+      json_object_object_add(msg, "params", params);
+    send_msg(w, msg);
+  }
+  return 0;
+}
+
+static void grace_cb(uv_timer_t *t) {
+  worker *w = t->data;
+  if (w->alive && w->proc != NULL) {
+    log_error("plugin \"%s\": a call ignored its cancellation; killing the "
+              "worker",
+              w->p->name);
+    uv_process_kill(w->proc, SIGKILL);
+  }
+}
+
+void worker_cancel(plugin *p, uint64_t id, uint64_t grace_ms) {
+  worker *w = p->worker;
+  pending *q;
+  json_object *params;
+  if (w == NULL || (q = pending_find(w, id)) == NULL)
+    return;
+  params = json_object_new_object();
+  json_object_object_add(params, "requestId", json_object_new_int64((int64_t)id));
+  json_object_object_add(params, "reason", json_object_new_string("cancelled"));
+  notify(w, "notifications/cancelled", params);
+  if (grace_ms > 0 && q->grace == NULL &&
+      (q->grace = malloc(sizeof(*q->grace))) != NULL) {
+    uv_timer_init(w->env->loop, q->grace);
+    q->grace->data = w;
+    uv_timer_start(q->grace, grace_cb, grace_ms, 0);
+  }
+}
+
+void worker_answer(plugin *p, json_object *id, json_object *result,
+                   json_object *error) {
+  worker *w = p->worker;
+  json_object *msg;
+  if (w == NULL) {
+    json_object_put(result);
+    json_object_put(error);
+    return;
+  }
+  if (error != NULL) {
+    json_object *e = NULL;
+    /* Accept either a whole error response or its "error" member. */
+    if (json_object_object_get_ex(error, "error", &e)) {
+      json_object_get(e);
+      json_object_put(error);
+      error = e;
+    }
+    msg = json_object_new_object();
+    json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(msg, "id", json_object_get(id));
+    json_object_object_add(msg, "error", error);
+    json_object_put(result);
+  } else {
+    msg = jsonrpc_result(id, result ? result : json_object_new_object());
+  }
+  send_msg(w, msg);
+}
+
+void worker_subscribe(plugin *p, const char *uri, int subscribed) {
+  worker *w = p->worker;
+  json_object *params;
+  if (w == NULL || !w->ready)
+    return;
+  params = json_object_new_object();
+  json_object_object_add(params, "uri", json_object_new_string(uri));
+  request(w, P_IGNORED,
+          subscribed ? "resources/subscribe" : "resources/unsubscribe",
+          params);
+}
+
+void worker_roots_changed(plugin *p) {
+  worker *w = p->worker;
+  if (w != NULL && w->ready)
+    notify(w, "notifications/roots/list_changed", NULL);
+}

@@ -1,0 +1,83 @@
+/* worker.h -- isolated plugins: each runs in a worker process, mcpd itself
+ * re-executed with --worker, which serves that one plugin over MCP on a
+ * socketpair.
+ *
+ * The host side here speaks to the worker as a client: it lists what the
+ * plugin offers into the registry (entries marked `remote`, owned by the
+ * plugin), forwards calls, and hands up what comes back about them
+ * (progress, log lines, requests to the client).  When the worker dies,
+ * every call in flight gets an error naming the plugin and the signal or
+ * status, its entries leave the registry, and it is restarted with
+ * backoff -- or parked, if it keeps crashing.
+ *
+ * On the wire, beyond plain MCP: a forwarded request carries
+ * `_meta["io.mcpd/client"]` (the real client's capabilities and roots),
+ * and its progress token is replaced by the forwarded id; what the worker
+ * sends about a request carries `_meta["io.mcpd/related"]`, that id. */
+#ifndef MCPD_WORKER_H
+#define MCPD_WORKER_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <uv.h>
+
+#include "loader.h"
+#include "options.h"
+#include "registry.h"
+
+typedef struct worker worker;
+
+/* What the owner (call.c, the server) hears.  `call` is the opaque value
+ * given to worker_call(), or NULL for messages about no call. */
+typedef struct worker_env {
+  uv_loop_t *loop;
+  registry *registry;
+  const options *opts;
+  /* The registry changed: announce list_changed. */
+  void (*changed_cb)(void *arg);
+  /* A notification from the worker (progress, a log line, ...), its
+   * params without the io.mcpd keys; borrowed. */
+  void (*notify_cb)(void *arg, void *call, plugin *p, const char *method,
+                    json_object *params);
+  /* A request from the worker for the client (sampling, elicitation,
+   * roots); answer it with worker_answer(p, id, ...). */
+  void (*request_cb)(void *arg, void *call, plugin *p, json_object *id,
+                     const char *method, json_object *params);
+  /* Something about the worker itself worth telling every client. */
+  void (*report_cb)(void *arg, int level, const char *logger,
+                    const char *text);
+  void *arg;
+} worker_env;
+
+/* Where every worker's program is: this very mcpd, once per process. */
+void worker_set_program(const char *path);
+
+/* Starts `p`'s worker; its entries appear in the registry once it has
+ * listed them.  Returns 0, or -1 after logging why. */
+int worker_start(const worker_env *env, plugin *p);
+/* Ends `p`'s worker (the plugin is unloaded): calls in flight get an
+ * error, the process gets EOF and, after a grace period, SIGKILL. */
+void worker_stop(plugin *p);
+
+/* Forwards `method` with `params` (taken over) for `call`; done(call,
+ * result, error) runs exactly once on the loop (both borrowed; one is
+ * NULL), unless this returns -1 (the worker is not ready).  *id gets the
+ * forwarded request id. */
+int worker_call(plugin *p, const char *method, json_object *params,
+                void *call,
+                void (*done)(void *call, json_object *result,
+                             json_object *error),
+                uint64_t *id);
+/* The call was cancelled: the worker is told.  With `grace_ms`, a worker
+ * that has not answered by then is killed (and restarted). */
+void worker_cancel(plugin *p, uint64_t id, uint64_t grace_ms);
+/* Answers request `id` of the worker (result or error taken over). */
+void worker_answer(plugin *p, json_object *id, json_object *result,
+                   json_object *error);
+/* The first subscriber to `uri` came, or the last one left. */
+void worker_subscribe(plugin *p, const char *uri, int subscribed);
+/* A client's roots changed. */
+void worker_roots_changed(plugin *p);
+
+#endif
