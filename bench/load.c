@@ -1,33 +1,31 @@
 /* load.c -- mcpd-load, the load driver for the mcpd benchmarks.
  *
- * mcpd-load spawns an MCP server over stdio, initializes it, and drives N
- * requests keeping W of them in flight, timing each one from the write that
- * carries it to the read that returns its response.  Given a second server
- * after --vs, it drives both in alternating turns, so that whatever else the
+ * mcpd-load spawns an MCP server, initializes it, and drives N requests
+ * keeping W of them in flight, timing each one from the write that carries
+ * it to the read that returns its response.  Given a second server after
+ * --vs, it drives both in alternating turns, so that whatever else the
  * machine is doing falls on both alike; bench/run.sh compares mcpd with the
  * floor that way.  It prints one line of key=value pairs per server.  With
  * --startup R it instead measures how long R fresh servers take from spawn
- * to an answered initialize.
+ * to an answered initialize.  Each server speaks stdio (load_stdio.c) or
+ * Streamable HTTP (load_http.c), chosen by --transport and --transport-vs,
+ * so one run can also compare a server with itself over the two.
  *
  * On a shared two-core machine the driver competes with the server for CPU,
- * so it is kept lean: blocking reads of up to 64 KiB, one write per batch of
- * requests, a hand-rolled scan of each response for its top-level "id",
- * "error" and "result" instead of a full parse, and no allocation per
+ * so it is kept lean: a hand-rolled scan of each response for its top-level
+ * "id", "error" and "result" instead of a full parse, and no allocation per
  * message.  Only the initialize response, read once, goes through json-c.
  */
 
-/* memmem() and pipe2() are GNU extensions; the benchmarks run on Linux. */
+/* memmem() is a GNU extension; the benchmarks run on Linux. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,99 +38,27 @@
 
 #include <json-c/json.h>
 
-#define LOAD_READ_CHUNK 65536
-#define LOAD_PROTOCOL_VERSION "2025-11-25"
+#include "load.h"
+
 #define LOAD_MAX_REPORTED 5
 
-extern char **environ;
-
-typedef struct {
-  char *base;
-  size_t len;
-  size_t cap;
-} load_buf;
-
-/* One server under test.  The fields up to `pid` last for the whole run;
- * the rest is reset for every spawn. */
-typedef struct {
-  char **argv;
-  int index;
-  /* The request text after the id, which names the method and tool. */
-  char *req_suffix;
-  size_t req_suffix_len;
-  uint64_t *t_send_base;
-  uint64_t *lat_base;
-  load_buf in_base;
-  load_buf out_base;
-  uint64_t busy_ns;
-  double *chunk_rate;
-  size_t nchunks;
-  long hwm_kib;
-  long maxrss_kib;
-
-  pid_t pid;
-  int to_fd;
-  int from_fd;
-  load_buf in;
-  size_t in_scanned;
-  load_buf out;
-  size_t out_off;
-
-  /* Send time of each request id still awaiting its response, 0 once
-   * answered.  Id 0 is initialize; ids 1.. are the driven requests. */
-  uint64_t *t_send;
-  int64_t next_id;
-  int64_t first_measured_id;
-
-  int init_done;
-  uint64_t init_answered_at;
-  int64_t phase_total;
-  int64_t issued;
-  int64_t answered;
-  int64_t outstanding;
-  int recording;
-
-  uint64_t *lat;
-  size_t nlat;
-  uint64_t first_send;
-  uint64_t last_recv;
-  uint64_t last_progress;
-
-  int eof;
-  int broken;
-  int64_t errors;
-  int reported;
-} load_run;
-
-/* Command line settings, shared by every spawn. */
-static struct {
-  int64_t n;
-  int64_t window;
-  int64_t warmup;
-  int64_t chunk;
-  int startup;
-  int timeout_s;
-  int quiet;
-  const char *label;
-  const char *method;
-  const char *expect;
-} opt;
+load_options load_opt;
 
 static volatile sig_atomic_t alarm_ticks;
 
-static uint64_t now_ns(void) {
+uint64_t load_now_ns(void) {
   struct timespec ts;
 
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
-static void fatal(const char *what) {
+void load_fatal(const char *what) {
   fprintf(stderr, "mcpd-load: %s: %s\n", what, strerror(errno));
   exit(2);
 }
 
-static void buf_reserve(load_buf *b, size_t extra) {
+void load_buf_reserve(load_buf *b, size_t extra) {
   size_t cap;
 
   if (b->len + extra <= b->cap)
@@ -142,23 +68,23 @@ static void buf_reserve(load_buf *b, size_t extra) {
     cap *= 2;
   b->base = realloc(b->base, cap);
   if (b->base == NULL)
-    fatal("realloc");
+    load_fatal("realloc");
   b->cap = cap;
 }
 
-static void buf_add(load_buf *b, const char *s, size_t n) {
-  buf_reserve(b, n);
+void load_buf_add(load_buf *b, const char *s, size_t n) {
+  load_buf_reserve(b, n);
   memcpy(b->base + b->len, s, n);
   b->len += n;
 }
 
-static void buf_adds(load_buf *b, const char *s) {
-  buf_add(b, s, strlen(s));
+void load_buf_adds(load_buf *b, const char *s) {
+  load_buf_add(b, s, strlen(s));
 }
 
 /* Appends a non-negative integer without going through printf, which would
  * cost more than everything else the driver does per request. */
-static void buf_add_id(load_buf *b, int64_t id) {
+void load_buf_add_id(load_buf *b, int64_t id) {
   char tmp[24];
   char *p;
 
@@ -167,22 +93,22 @@ static void buf_add_id(load_buf *b, int64_t id) {
     *--p = '0' + id % 10;
     id /= 10;
   } while (id > 0);
-  buf_add(b, p, tmp + sizeof(tmp) - p);
+  load_buf_add(b, p, tmp + sizeof(tmp) - p);
 }
 
-static const char *run_name(const load_run *r) {
+const char *load_run_name(const load_run *r) {
   return r->argv[0];
 }
 
 /* Counts an error and shows the first few; a run with thousands of errors
  * should not flood stderr. */
-static void report(load_run *r, const char *why, const char *line, size_t len) {
+void load_report(load_run *r, const char *why, const char *line, size_t len) {
   r->errors++;
   if (r->reported++ >= LOAD_MAX_REPORTED)
     return;
   if (len > 300)
     len = 300;
-  fprintf(stderr, "mcpd-load: %s: %s: %.*s\n", run_name(r), why, (int)len,
+  fprintf(stderr, "mcpd-load: %s: %s: %.*s\n", load_run_name(r), why, (int)len,
           line);
 }
 
@@ -255,19 +181,6 @@ static int scan_value(load_scan *s) {
 static int key_is(const char *k, size_t klen, const char *want) {
   return klen == strlen(want) && memcmp(k, want, klen) == 0;
 }
-
-typedef struct {
-  const char *id;
-  size_t id_len;
-  int has_method;
-  const char *method;
-  size_t method_len;
-  int has_error;
-  int has_result;
-  int is_error;
-  const char *result;
-  size_t result_len;
-} load_message;
 
 /* Reads the members of an object, calling `member` for each with the scanner
  * positioned on the value.  `member` must consume the value. */
@@ -379,12 +292,12 @@ static void handle_init_response(load_run *r, const char *line, size_t len,
 
   tok = json_tokener_new();
   if (tok == NULL)
-    fatal("json_tokener_new");
+    load_fatal("json_tokener_new");
   msg = json_tokener_parse_ex(tok, line, (int)len);
   if (msg == NULL || !json_object_object_get_ex(msg, "result", &result) ||
       !json_object_object_get_ex(result, "protocolVersion", &version) ||
       !json_object_is_type(version, json_type_string)) {
-    report(r, "bad initialize response", line, len);
+    load_report(r, "bad initialize response", line, len);
     r->broken = 1;
   }
   json_object_put(msg);
@@ -394,240 +307,92 @@ static void handle_init_response(load_run *r, const char *line, size_t len,
   r->t_send[0] = 0;
 }
 
-/* Answers a request the server sent us.  The driver declares no client
- * capabilities, so only ping is legitimate. */
-static void answer_server_request(load_run *r, const load_message *m) {
-  buf_adds(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":");
-  buf_add(&r->out, m->id, m->id_len);
-  if (m->method_len == 6 && memcmp(m->method, "\"ping\"", 6) == 0)
-    buf_adds(&r->out, ",\"result\":{}}\n");
-  else
-    buf_adds(&r->out, ",\"error\":{\"code\":-32601,"
-                      "\"message\":\"Method not found\"}}\n");
-}
-
-static void handle_line(load_run *r, const char *line, size_t len,
-                        uint64_t now) {
-  load_message m;
-  load_scan s;
-  int64_t id;
-
-  if (len > 0 && line[len - 1] == '\r')
-    len--;
-  if (len == 0)
-    return;
-
-  memset(&m, 0, sizeof(m));
-  s.p = line;
-  s.end = line + len;
-  if (scan_object(&s, message_member, &m)) {
-    report(r, "malformed message", line, len);
-    return;
-  }
-
-  if (m.has_method) {
-    if (m.id != NULL)
-      answer_server_request(r, &m);
-    return;
-  }
-
-  id = m.id ? parse_id(m.id, m.id_len) : -1;
-  if (id < 0 || id >= r->next_id || r->t_send[id] == 0) {
-    report(r, "response with an unexpected id", line, len);
-    return;
-  }
-  if (id == 0) {
-    if (m.has_error)
-      r->broken = 1;
-    handle_init_response(r, line, len, now);
-    return;
-  }
-
+/* Counts request `id` as answered at `now` and, while recording, times
+ * it. */
+static void answered(load_run *r, int64_t id, uint64_t now) {
   if (r->recording && id >= r->first_measured_id)
     r->lat[r->nlat++] = now - r->t_send[id];
   r->t_send[id] = 0;
   r->outstanding--;
   r->answered++;
   r->last_recv = now;
-
-  if (m.has_error)
-    report(r, "error response", line, len);
-  else if (!m.has_result)
-    report(r, "response without result", line, len);
-  else if (m.is_error)
-    report(r, "tool result with isError", line, len);
-  else if (opt.expect != NULL && memmem(m.result, m.result_len, opt.expect,
-                                        strlen(opt.expect)) == NULL)
-    report(r, "result without the expected text", line, len);
 }
 
-static void check_timeout(load_run *r) {
-  if (now_ns() - r->last_progress < (uint64_t)opt.timeout_s * 1000000000u)
-    return;
-  fprintf(stderr, "mcpd-load: %s: no response for %d s\n", run_name(r),
-          opt.timeout_s);
-  r->broken = 1;
-}
-
-/* Reads whatever the server has written (blocking until something arrives)
- * and handles every complete line.  One timestamp serves the whole chunk:
- * every response in it had arrived by then. */
-static void read_input(load_run *r) {
-  size_t start;
-  char *nl;
-  ssize_t n;
-  uint64_t now;
-
-  buf_reserve(&r->in, LOAD_READ_CHUNK);
-  n = read(r->from_fd, r->in.base + r->in.len, r->in.cap - r->in.len);
-  if (n < 0) {
-    if (errno != EINTR)
-      fatal("read");
-    check_timeout(r);
-    return;
-  }
-  if (n == 0) {
-    r->eof = 1;
-    r->broken = 1;
-    return;
-  }
-  now = now_ns();
-  r->last_progress = now;
-  r->in.len += n;
-
-  start = 0;
-  while ((nl = memchr(r->in.base + r->in_scanned, '\n',
-                      r->in.len - r->in_scanned)) != NULL) {
-    handle_line(r, r->in.base + start, nl - (r->in.base + start), now);
-    start = nl - r->in.base + 1;
-    r->in_scanned = start;
-  }
-  memmove(r->in.base, r->in.base + start, r->in.len - start);
-  r->in.len -= start;
-  r->in_scanned = r->in.len;
-}
-
-/* Writes what can be written without blocking.  The request pipe is
- * non-blocking so a server that stops reading cannot deadlock us while it
- * waits for us to read its replies. */
-static void flush_out(load_run *r) {
-  ssize_t n;
-
-  while (r->out_off < r->out.len) {
-    n = write(r->to_fd, r->out.base + r->out_off, r->out.len - r->out_off);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      if (errno == EAGAIN)
-        return;
-      if (errno == EPIPE) {
-        fprintf(stderr, "mcpd-load: %s closed its stdin\n", run_name(r));
-        r->broken = 1;
-        r->out.len = r->out_off = 0;
-        return;
-      }
-      fatal("write");
-    }
-    r->out_off += n;
-  }
-  r->out.len = r->out_off = 0;
-}
-
-/* Tops the window up to W requests in flight. */
-static void fill(load_run *r) {
-  int64_t first;
+int64_t load_handle_message(load_run *r, const char *text, size_t len,
+                            uint64_t now) {
+  load_message m;
+  load_scan s;
   int64_t id;
-  uint64_t t;
 
-  if (!r->init_done)
-    return;
-  first = r->next_id;
-  while (r->issued < r->phase_total && r->outstanding < opt.window) {
-    buf_adds(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":");
-    buf_add_id(&r->out, r->next_id++);
-    buf_add(&r->out, r->req_suffix, r->req_suffix_len);
-    r->issued++;
-    r->outstanding++;
+  if (len > 0 && text[len - 1] == '\r')
+    len--;
+  if (len == 0)
+    return -1;
+
+  memset(&m, 0, sizeof(m));
+  s.p = text;
+  s.end = text + len;
+  if (scan_object(&s, message_member, &m)) {
+    load_report(r, "malformed message", text, len);
+    return -1;
   }
-  if (first == r->next_id)
-    return;
-  t = now_ns();
-  for (id = first; id < r->next_id; id++)
-    r->t_send[id] = t;
-  if (r->recording && r->first_send == 0)
-    r->first_send = t;
+
+  if (m.has_method) {
+    if (m.id == NULL)
+      return -1;
+    if (r->tp->answer != NULL)
+      r->tp->answer(r, &m);
+    else
+      load_report(r, "a request from the server this transport cannot answer",
+                  text, len);
+    return -1;
+  }
+
+  id = m.id ? parse_id(m.id, m.id_len) : -1;
+  if (id < 0 || id >= r->next_id || r->t_send[id] == 0) {
+    load_report(r, "response with an unexpected id", text, len);
+    return -1;
+  }
+  if (id == 0) {
+    if (m.has_error)
+      r->broken = 1;
+    handle_init_response(r, text, len, now);
+    return 0;
+  }
+
+  answered(r, id, now);
+  if (m.has_error)
+    load_report(r, "error response", text, len);
+  else if (!m.has_result)
+    load_report(r, "response without result", text, len);
+  else if (m.is_error)
+    load_report(r, "tool result with isError", text, len);
+  else if (load_opt.expect != NULL &&
+           memmem(m.result, m.result_len, load_opt.expect,
+                  strlen(load_opt.expect)) == NULL)
+    load_report(r, "result without the expected text", text, len);
+  return id;
 }
 
-/* Runs the loop until the current phase is answered or the run breaks. */
-static void pump(load_run *r) {
-  struct pollfd pfd[2];
-
-  while (!r->broken && !(r->init_done && r->answered >= r->phase_total)) {
-    fill(r);
-    flush_out(r);
-    if (r->out_off == r->out.len) {
-      read_input(r);
-      continue;
-    }
-    pfd[0].fd = r->to_fd;
-    pfd[0].events = POLLOUT;
-    pfd[1].fd = r->from_fd;
-    pfd[1].events = POLLIN;
-    if (poll(pfd, 2, -1) < 0) {
-      if (errno != EINTR)
-        fatal("poll");
-      check_timeout(r);
-      continue;
-    }
-    if (pfd[1].revents & (POLLIN | POLLHUP))
-      read_input(r);
-  }
-}
-
-static void spawn_server(load_run *r) {
-  posix_spawn_file_actions_t fa;
-  int in_pipe[2];
-  int out_pipe[2];
-  int err;
-
-  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC))
-    fatal("pipe2");
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
-  if (opt.quiet)
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY,
-                                     0);
-  err = posix_spawnp(&r->pid, r->argv[0], &fa, NULL, r->argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (err != 0) {
-    fprintf(stderr, "mcpd-load: cannot run %s: %s\n", r->argv[0],
-            strerror(err));
-    exit(2);
-  }
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  r->to_fd = in_pipe[1];
-  r->from_fd = out_pipe[0];
-  if (fcntl(r->to_fd, F_SETFL, O_NONBLOCK))
-    fatal("fcntl");
-}
-
-/* Queues initialize and runs until it is answered. */
-static void initialize(load_run *r) {
-  buf_adds(&r->out,
-           "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
-           "\"params\":{\"protocolVersion\":\"" LOAD_PROTOCOL_VERSION "\","
-           "\"capabilities\":{},"
-           "\"clientInfo\":{\"name\":\"mcpd-load\",\"version\":\"0.1\"}}}\n");
-  r->t_send[0] = now_ns();
-  r->next_id = 1;
-  r->phase_total = 0;
-  pump(r);
-  if (r->broken)
+void load_fail_request(load_run *r, int64_t id, uint64_t now, const char *why,
+                       const char *text, size_t len) {
+  load_report(r, why, text, len);
+  if (id == 0) {
+    /* Without a session there is nothing more to drive. */
+    r->broken = 1;
+    r->t_send[0] = 0;
     return;
-  buf_adds(&r->out,
-           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+  }
+  answered(r, id, now);
+}
+
+void load_check_timeout(load_run *r) {
+  if (load_now_ns() - r->last_progress <
+      (uint64_t)load_opt.timeout_s * 1000000000u)
+    return;
+  fprintf(stderr, "mcpd-load: %s: no response for %d s\n", load_run_name(r),
+          load_opt.timeout_s);
+  r->broken = 1;
 }
 
 static void run_phase(load_run *r, int64_t count, int recording) {
@@ -637,13 +402,13 @@ static void run_phase(load_run *r, int64_t count, int recording) {
   r->recording = recording;
   if (recording)
     r->first_measured_id = r->next_id;
-  pump(r);
+  r->tp->pump(r);
 }
 
 /* A once-a-second tick interrupts blocking reads (no SA_RESTART) so a
  * server that hangs is noticed without a poll() per response.  It is off
  * while stdio runs, which does not retry after EINTR. */
-static void set_tick(int on) {
+void load_set_tick(int on) {
   struct itimerval it;
 
   it.it_interval.tv_sec = on;
@@ -659,11 +424,11 @@ static long read_vmhwm(pid_t pid) {
   FILE *f;
   long kib;
 
-  set_tick(0);
+  load_set_tick(0);
   snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
   f = fopen(path, "r");
   if (f == NULL) {
-    set_tick(1);
+    load_set_tick(1);
     return -1;
   }
   kib = -1;
@@ -671,44 +436,29 @@ static long read_vmhwm(pid_t pid) {
     if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
       break;
   fclose(f);
-  set_tick(1);
+  load_set_tick(1);
   return kib;
 }
 
-/* Closes the server's stdin, drains its stdout until EOF, and reaps it.  A
- * server that does not leave within the timeout is killed.  Returns the
- * child's ru_maxrss in KiB. */
-static long finish(load_run *r) {
+long load_reap(load_run *r) {
   struct rusage ru;
   int status;
   pid_t got;
-
-  if (r->broken && !r->eof)
-    kill(r->pid, SIGKILL);
-  close(r->to_fd);
-  r->last_progress = now_ns();
-  r->broken = 0;
-  while (!r->eof && !r->broken)
-    read_input(r);
-  if (!r->eof)
-    kill(r->pid, SIGKILL);
-  close(r->from_fd);
 
   memset(&ru, 0, sizeof(ru));
   do
     got = wait4(r->pid, &status, 0, &ru);
   while (got < 0 && errno == EINTR);
   if (got < 0)
-    fatal("wait4");
+    load_fatal("wait4");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "mcpd-load: %s: server %s %d\n", run_name(r),
+    fprintf(stderr, "mcpd-load: %s: server %s %d\n", load_run_name(r),
             WIFEXITED(status) ? "exited with status" : "killed by signal",
             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
     r->errors++;
   }
   return ru.ru_maxrss;
 }
-
 /* Forgets everything about the previous spawn, keeping the buffers. */
 static void run_reset(load_run *r) {
   memset(&r->pid, 0, sizeof(*r) - offsetof(load_run, pid));
@@ -718,7 +468,7 @@ static void run_reset(load_run *r) {
   r->out = r->out_base;
   r->in.len = 0;
   r->out.len = 0;
-  r->last_progress = now_ns();
+  r->last_progress = load_now_ns();
 }
 
 /* Hands the buffers, which may have grown, back for the next spawn. */
@@ -792,13 +542,13 @@ static void close_server(load_run *r) {
   missing = r->outstanding + (r->init_done ? 0 : 1);
   if (r->broken && missing > 0) {
     fprintf(stderr, "mcpd-load: %s: %" PRId64 " responses missing\n",
-            run_name(r), missing);
+            load_run_name(r), missing);
     r->errors += missing;
   }
   if (r->broken && r->errors == 0)
     r->errors = 1;
   r->hwm_kib = read_vmhwm(r->pid);
-  r->maxrss_kib = finish(r);
+  r->maxrss_kib = r->tp->finish(r);
   run_keep(r);
 }
 
@@ -817,21 +567,23 @@ static int run_load(load_run *servers, int count) {
   broken = 0;
   for (i = 0; i < count && !broken; i++) {
     r = &servers[i];
-    r->t_send_base = calloc(1 + opt.warmup + opt.n, sizeof(*r->t_send));
-    r->lat_base = calloc(opt.n, sizeof(*r->lat));
-    r->chunk_rate = calloc(opt.n / opt.chunk + 1, sizeof(*r->chunk_rate));
+    r->t_send_base =
+        calloc(1 + load_opt.warmup + load_opt.n, sizeof(*r->t_send));
+    r->lat_base = calloc(load_opt.n, sizeof(*r->lat));
+    r->chunk_rate =
+        calloc(load_opt.n / load_opt.chunk + 1, sizeof(*r->chunk_rate));
     if (r->t_send_base == NULL || r->lat_base == NULL || r->chunk_rate == NULL)
-      fatal("calloc");
+      load_fatal("calloc");
     run_reset(r);
-    spawn_server(r);
-    initialize(r);
-    if (!r->broken && opt.warmup > 0)
-      run_phase(r, opt.warmup, 0);
+    r->tp->spawn(r);
+    r->tp->initialize(r);
+    if (!r->broken && load_opt.warmup > 0)
+      run_phase(r, load_opt.warmup, 0);
     broken = r->broken;
   }
 
-  for (done = 0, k = 0; done < opt.n && !broken; done += c, k++) {
-    c = opt.n - done < opt.chunk ? opt.n - done : opt.chunk;
+  for (done = 0, k = 0; done < load_opt.n && !broken; done += c, k++) {
+    c = load_opt.n - done < load_opt.chunk ? load_opt.n - done : load_opt.chunk;
     for (i = 0; i < count && !broken; i++) {
       r = &servers[k % 2 == 0 ? i : count - 1 - i];
       run_chunk(r, c);
@@ -842,17 +594,18 @@ static int run_load(load_run *servers, int count) {
   for (i = 0; i < count; i++)
     if (servers[i].pid != 0)
       close_server(&servers[i]);
-  set_tick(0);
+  load_set_tick(0);
 
   errors = 0;
   for (i = 0; i < count; i++) {
     r = &servers[i];
     qsort(r->lat, r->nlat, sizeof(*r->lat), cmp_u64);
-    printf("label=%s server=%d method=%s n=%" PRId64 " w=%" PRId64
+    printf("label=%s server=%d transport=%s method=%s n=%" PRId64 " w=%" PRId64
            " calls_per_s=%.1f median_chunk_per_s=%.1f p50_us=%.1f"
            " p99_us=%.1f max_us=%.1f rss_kib=%ld maxrss_kib=%ld"
            " errors=%" PRId64 "\n",
-           opt.label ? opt.label : "-", r->index, opt.method, opt.n, opt.window,
+           load_opt.label ? load_opt.label : "-", r->index, r->tp->name,
+           load_opt.method, load_opt.n, load_opt.window,
            r->busy_ns > 0 ? r->nlat / (r->busy_ns / 1e9) : 0.0,
            median_chunk_rate(r), pct_us(r->lat, r->nlat, 0.50),
            pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 1.0),
@@ -881,41 +634,41 @@ static int run_startup(load_run *servers, int count) {
   int j;
 
   for (i = 0; i < count; i++) {
-    times[i] = calloc(opt.startup, sizeof(*times[i]));
+    times[i] = calloc(load_opt.startup, sizeof(*times[i]));
     servers[i].t_send_base = calloc(1, sizeof(*servers[i].t_send_base));
     if (times[i] == NULL || servers[i].t_send_base == NULL)
-      fatal("calloc");
+      load_fatal("calloc");
     errors[i] = 0;
   }
 
-  for (i = 0; i < opt.startup; i++) {
+  for (i = 0; i < load_opt.startup; i++) {
     for (j = 0; j < count; j++) {
       r = &servers[i % 2 == 0 ? j : count - 1 - j];
       run_reset(r);
-      t0 = now_ns();
-      spawn_server(r);
-      initialize(r);
+      t0 = load_now_ns();
+      r->tp->spawn(r);
+      r->tp->initialize(r);
       if (r->broken || !r->init_done) {
         fprintf(stderr, "mcpd-load: %s: initialize not answered\n",
-                run_name(r));
+                load_run_name(r));
         r->errors++;
       }
       times[r->index - 1][i] = r->init_done ? r->init_answered_at - t0 : 0;
-      finish(r);
+      r->tp->finish(r);
       run_keep(r);
       errors[r->index - 1] += r->errors;
     }
   }
-  set_tick(0);
+  load_set_tick(0);
 
   total = 0;
   for (i = 0; i < count; i++) {
-    qsort(times[i], opt.startup, sizeof(*times[i]), cmp_u64);
+    qsort(times[i], load_opt.startup, sizeof(*times[i]), cmp_u64);
     printf("label=%s server=%d startup_runs=%d startup_p50_us=%.1f"
            " startup_max_us=%.1f errors=%" PRId64 "\n",
-           opt.label ? opt.label : "-", i + 1, opt.startup,
-           pct_us(times[i], opt.startup, 0.50),
-           pct_us(times[i], opt.startup, 1.0), errors[i]);
+           load_opt.label ? load_opt.label : "-", i + 1, load_opt.startup,
+           pct_us(times[i], load_opt.startup, 0.50),
+           pct_us(times[i], load_opt.startup, 1.0), errors[i]);
     total += errors[i];
     free(times[i]);
     free(servers[i].t_send_base);
@@ -934,28 +687,30 @@ static void build_request(load_run *r, const char *tool, const char *args) {
   load_buf b;
 
   memset(&b, 0, sizeof(b));
-  buf_adds(&b, ",\"method\":");
-  name = json_object_new_string(opt.method);
-  buf_adds(&b, json_object_to_json_string_ext(name, JSON_C_TO_STRING_PLAIN));
+  load_buf_adds(&b, ",\"method\":");
+  name = json_object_new_string(load_opt.method);
+  load_buf_adds(&b,
+                json_object_to_json_string_ext(name, JSON_C_TO_STRING_PLAIN));
   json_object_put(name);
-  if (strcmp(opt.method, "tools/call") == 0) {
+  if (strcmp(load_opt.method, "tools/call") == 0) {
     a = json_tokener_parse(args);
     if (a == NULL || !json_object_is_type(a, json_type_object)) {
       fprintf(stderr, "mcpd-load: --args is not a JSON object: %s\n", args);
       exit(2);
     }
     name = json_object_new_string(tool);
-    buf_adds(&b, ",\"params\":{\"name\":");
-    buf_adds(&b, json_object_to_json_string_ext(name, JSON_C_TO_STRING_PLAIN));
-    buf_adds(&b, ",\"arguments\":");
-    buf_adds(&b,
-             json_object_to_json_string_ext(
-                 a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-    buf_adds(&b, "}");
+    load_buf_adds(&b, ",\"params\":{\"name\":");
+    load_buf_adds(&b,
+                  json_object_to_json_string_ext(name, JSON_C_TO_STRING_PLAIN));
+    load_buf_adds(&b, ",\"arguments\":");
+    load_buf_adds(
+        &b, json_object_to_json_string_ext(
+                a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    load_buf_adds(&b, "}");
     json_object_put(name);
     json_object_put(a);
   }
-  buf_adds(&b, "}\n");
+  load_buf_adds(&b, "}\n");
   r->req_suffix = b.base;
   r->req_suffix_len = b.len;
 }
@@ -982,8 +737,14 @@ static void usage(FILE *f) {
           "  --chunk C          with --vs, requests per turn (default 2000)\n"
           "  --timeout S        seconds without a response before giving up"
           " (default 10)\n"
+          "  --transport T      stdio or http (default stdio)\n"
+          "  --transport-vs T   transport of the --vs server (default"
+          " --transport)\n"
           "  -q, --quiet        send the server's stderr to /dev/null\n"
           "With --vs, both servers run interleaved, one line each.\n"
+          "Over http the server must listen on port 0 and log \"listening on"
+          " http://HOST:PORT/PATH\"\n"
+          "on stderr; the driver connects there.\n"
           "Prints one line of key=value pairs per server; exits 1 on any "
           "error.\n");
 }
@@ -1001,6 +762,15 @@ static int64_t parse_count(const char *s, const char *what, int64_t min) {
   return v;
 }
 
+static const load_transport *parse_transport(const char *name) {
+  if (strcmp(name, load_stdio_transport.name) == 0)
+    return &load_stdio_transport;
+  if (strcmp(name, load_http_transport.name) == 0)
+    return &load_http_transport;
+  fprintf(stderr, "mcpd-load: bad transport: %s (stdio or http)\n", name);
+  exit(2);
+}
+
 int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"method", required_argument, NULL, 'm'},
@@ -1013,6 +783,8 @@ int main(int argc, char **argv) {
       {"startup", required_argument, NULL, 's'},
       {"chunk", required_argument, NULL, 'c'},
       {"timeout", required_argument, NULL, 'T'},
+      {"transport", required_argument, NULL, 'x'},
+      {"transport-vs", required_argument, NULL, 'X'},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -1021,30 +793,34 @@ int main(int argc, char **argv) {
   struct sigaction sa;
   const char *tool;
   const char *tool_vs;
+  const load_transport *tp;
+  const load_transport *tp_vs;
   int count;
   int i;
   const char *args;
   int c;
 
-  opt.n = 10000;
-  opt.window = 1;
-  opt.warmup = 1000;
-  opt.timeout_s = 10;
-  opt.method = "ping";
+  load_opt.n = 10000;
+  load_opt.window = 1;
+  load_opt.warmup = 1000;
+  load_opt.timeout_s = 10;
+  load_opt.method = "ping";
   tool = "echo";
   tool_vs = NULL;
+  tp = &load_stdio_transport;
+  tp_vs = NULL;
   args = "{\"text\":\"hello\"}";
 
   while ((c = getopt_long(argc, argv, "+n:w:qh", longopts, NULL)) != -1) {
     switch (c) {
     case 'n':
-      opt.n = parse_count(optarg, "-n", 1);
+      load_opt.n = parse_count(optarg, "-n", 1);
       break;
     case 'w':
-      opt.window = parse_count(optarg, "-w", 1);
+      load_opt.window = parse_count(optarg, "-w", 1);
       break;
     case 'm':
-      opt.method = optarg;
+      load_opt.method = optarg;
       break;
     case 't':
       tool = optarg;
@@ -1056,25 +832,31 @@ int main(int argc, char **argv) {
       args = optarg;
       break;
     case 'e':
-      opt.expect = optarg;
+      load_opt.expect = optarg;
       break;
     case 'k':
-      opt.warmup = parse_count(optarg, "--warmup", 0);
+      load_opt.warmup = parse_count(optarg, "--warmup", 0);
       break;
     case 'l':
-      opt.label = optarg;
+      load_opt.label = optarg;
       break;
     case 's':
-      opt.startup = (int)parse_count(optarg, "--startup", 1);
+      load_opt.startup = (int)parse_count(optarg, "--startup", 1);
       break;
     case 'c':
-      opt.chunk = parse_count(optarg, "--chunk", 1);
+      load_opt.chunk = parse_count(optarg, "--chunk", 1);
       break;
     case 'T':
-      opt.timeout_s = (int)parse_count(optarg, "--timeout", 1);
+      load_opt.timeout_s = (int)parse_count(optarg, "--timeout", 1);
+      break;
+    case 'x':
+      tp = parse_transport(optarg);
+      break;
+    case 'X':
+      tp_vs = parse_transport(optarg);
       break;
     case 'q':
-      opt.quiet = 1;
+      load_opt.quiet = 1;
       break;
     case 'h':
       usage(stdout);
@@ -1093,6 +875,8 @@ int main(int argc, char **argv) {
   memset(servers, 0, sizeof(servers));
   servers[0].argv = argv + optind;
   servers[0].index = 1;
+  servers[0].tp = tp;
+  servers[1].tp = tp_vs ? tp_vs : tp;
   count = 1;
   for (i = optind; i < argc; i++) {
     if (strcmp(argv[i], "--vs") == 0) {
@@ -1107,8 +891,8 @@ int main(int argc, char **argv) {
       break;
     }
   }
-  if (opt.chunk == 0)
-    opt.chunk = count == 2 ? 2000 : opt.n;
+  if (load_opt.chunk == 0)
+    load_opt.chunk = count == 2 ? 2000 : load_opt.n;
   build_request(&servers[0], tool, args);
   build_request(&servers[1], tool_vs ? tool_vs : tool, args);
 
@@ -1120,9 +904,9 @@ int main(int argc, char **argv) {
   sa.sa_handler = on_alarm;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGALRM, &sa, NULL);
-  set_tick(1);
+  load_set_tick(1);
 
-  if (opt.startup > 0)
+  if (load_opt.startup > 0)
     return run_startup(servers, count);
   return run_load(servers, count);
 }

@@ -1,18 +1,23 @@
 # rules for bench/ (owned by that area)
 #
-# `make bench` builds the load driver and the floor server and measures mcpd
-# against the floor in one run (see bench/README.md).  The two programs are
+# `make bench` builds the load driver and the floor servers and measures
+# mcpd against the floors in one run (see bench/README.md).  The programs are
 # EXTRA_PROGRAMS so a plain `make` does not build them.
 
-EXTRA_PROGRAMS += bench/floor bench/mcpd-load bench/mcpd-reload
-CLEANFILES += bench/floor$(EXEEXT) bench/mcpd-load$(EXEEXT) \
-	bench/mcpd-reload$(EXEEXT)
+EXTRA_PROGRAMS += bench/floor bench/http-floor bench/mcpd-load \
+	bench/mcpd-reload
+CLEANFILES += bench/floor$(EXEEXT) bench/http-floor$(EXEEXT) \
+	bench/mcpd-load$(EXEEXT) bench/mcpd-reload$(EXEEXT)
 EXTRA_DIST += bench/run.sh bench/README.md
 
 bench_floor_SOURCES = bench/floor.c
 bench_floor_LDADD = $(JSONC_LIBS)
 
-bench_mcpd_load_SOURCES = bench/load.c
+bench_http_floor_SOURCES = bench/http-floor.c
+bench_http_floor_LDADD = $(MHD_LIBS) $(JSONC_LIBS)
+
+bench_mcpd_load_SOURCES = bench/load.c bench/load.h bench/load_stdio.c \
+	bench/load_http.c
 bench_mcpd_load_LDADD = $(JSONC_LIBS)
 
 bench_mcpd_reload_SOURCES = bench/reload.c
@@ -20,7 +25,8 @@ bench_mcpd_reload_SOURCES = bench/reload.c
 # many.la is a check-only fixture, so it is built here on demand.  Without it
 # (for instance when Check is missing) run.sh skips the 10000-tools row.
 bench: src/mcpd$(EXEEXT) plugins/echo.la bench/floor$(EXEEXT) \
-		bench/mcpd-load$(EXEEXT) bench/mcpd-reload$(EXEEXT)
+		bench/http-floor$(EXEEXT) bench/mcpd-load$(EXEEXT) \
+		bench/mcpd-reload$(EXEEXT)
 	@$(MAKE) $(AM_MAKEFLAGS) tests/plugins/good.la || \
 	  echo "bench: tests/plugins/good.la did not build; skipping the pool row"
 	@$(MAKE) $(AM_MAKEFLAGS) tests/plugins/many.la || \

@@ -10,7 +10,8 @@
 # run (an error response, a missing response, a crash) exits nonzero.
 #
 # Environment knobs: BENCH_REPS (default 7), BENCH_N (default 20000),
-# BENCH_VERBOSE=1 to print every raw mcpd-load line.
+# BENCH_HTTP_N (default 5000, the calls per HTTP run), BENCH_VERBOSE=1 to
+# print every raw mcpd-load line.
 
 set -u
 
@@ -22,14 +23,16 @@ builddir=$1
 srcdir=$2
 reps=${BENCH_REPS:-7}
 n=${BENCH_N:-20000}
+hn=${BENCH_HTTP_N:-5000}
 
 mcpd=$builddir/src/mcpd
 echo_so=$builddir/plugins/.libs/echo.so
 many_so=$builddir/tests/plugins/.libs/many.so
 floor=$builddir/bench/floor
+http_floor=$builddir/bench/http-floor
 load=$builddir/bench/mcpd-load
 
-for f in "$mcpd" "$echo_so" "$floor" "$load"; do
+for f in "$mcpd" "$echo_so" "$floor" "$http_floor" "$load"; do
   if [ ! -f "$f" ]; then
     echo "run.sh: $f is missing; run \`make bench\`" >&2
     exit 1
@@ -52,8 +55,8 @@ if [ -f "$many_so" ]; then
   echo '{"plugins":{"many":{"count":10000}}}' > "$tmp/many10000.json"
 fi
 rev=$(git -C "$srcdir" describe --always --dirty 2>/dev/null || echo unknown)
-printf 'mcpd bench: revision %s, %d calls per run, %d repetitions\n' \
-  "$rev" "$n" "$reps"
+printf 'mcpd bench: revision %s, %d calls per run (%d over HTTP), %d repetitions\n' \
+  "$rev" "$n" "$hn" "$reps"
 
 results=$tmp/results
 : > "$results"
@@ -107,6 +110,31 @@ while [ "$rep" -le "$reps" ]; do
       --vs "$mcpd" --plugins "$tmp/many" --config "$tmp/many10.json" \
       --no-watch --log-level error
   fi
+  # Streamable HTTP, against the libmicrohttpd floor.  Both listen on port
+  # 0 and announce the port on stderr, which mcpd does at its default log
+  # level; the driver passes on only warnings and errors.  HTTP round trips
+  # cost several times a stdio line, so these runs take fewer calls, in
+  # turns of 1000.
+  measure http-ping-w1 "$rep" mcpd floor --transport http -n "$hn" -w 1 \
+    --chunk 1000 \
+    -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
+    --no-watch --vs "$http_floor"
+  for w in 1 64; do
+    measure "http-echo-w$w" "$rep" mcpd floor --transport http -n "$hn" \
+      -w "$w" --chunk 1000 \
+      --method tools/call --tool echo --args '{"text":"hello"}' \
+      --expect '"hello"' \
+      -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
+      --no-watch --vs "$http_floor"
+  done
+  # The cost of the transport: the same mcpd and call over HTTP and stdio.
+  measure http-stdio "$rep" http stdio --transport http --transport-vs stdio \
+    -n "$hn" -w 1 --chunk 1000 \
+    --method tools/call --tool echo --args '{"text":"hello"}' \
+    --expect '"hello"' \
+    -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
+    --no-watch \
+    --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
   rep=$((rep + 1))
 done
 
@@ -159,6 +187,8 @@ function keep_max(name, v) {
     keep_max("ping" SUBSEP who, rss)
   else if (key ~ /^echo/)
     keep_max("echo" SUBSEP who, rss)
+  else if (key ~ /^http-echo/)
+    keep_max("http-echo" SUBSEP who, rss)
   if (rep > reps)
     reps = rep
 }
@@ -190,6 +220,11 @@ function rate_row(metric, key, goal,    m, f, q) {
   row(metric, fmt("%.0f", m), fmt("%.0f", f), q, ">=" goal, \
     q >= goal)
 }
+# A row with no target: the figures are for reading, not for passing.
+function info_row(metric, m, f, ratio) {
+  printf "%-34s %10s %10s %6s  %-9s\n", metric, m, f, fmt("%.2f", ratio), \
+    "(info)"
+}
 END {
   printf "%-34s %10s %10s %6s  %-9s %s\n", "metric", "mcpd", "floor", \
     "ratio", "target", "result"
@@ -209,6 +244,17 @@ END {
   f = median(lists["startup" SUBSEP "floor"])
   row("start to initialize, p50 us", fmt("%.0f", m), fmt("%.0f", f), \
     div(m, f), "<=2000", m > 0 && m <= 2000)
+
+  rate_row("http ping calls/s, 1 in flight", "http-ping-w1", 0.95)
+  rate_row("http echo calls/s, 1 in flight", "http-echo-w1", 0.95)
+  rate_row("http echo calls/s, 64 in flight", "http-echo-w64", 0.8)
+  m = peak["http-echo" SUBSEP "mcpd"]; f = peak["http-echo" SUBSEP "floor"]
+  info_row("peak RSS KiB, http echo", fmt("%d", m), fmt("%d", f), div(m, f))
+  info_row("echo calls/s 1 in flight, http/stdio", \
+    fmt("%.0f", median(lists["http-stdio" SUBSEP "http"])), \
+    fmt("%.0f", median(lists["http-stdio" SUBSEP "stdio"])), \
+    ratio_list("http-stdio", "rate", "http", "stdio"))
+  print "(http/stdio row: both columns are mcpd, over HTTP and over stdio)"
 
   if (have_many == "yes") {
     q = ratio_list("tools", "p50", "10000", "10")

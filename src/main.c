@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@
 #include "log.h"
 #include "options.h"
 #include "server.h"
+#ifdef MCPD_WITH_HTTP
+#include "server_http.h"
+#endif
 
 /* Started with fd 0, 1 or 2 closed, the next file opened would take its
  * number: libuv's epoll descriptor could become "stdout".  Fill the gaps
@@ -46,6 +50,30 @@ static void ignore_sigpipe(void) {
   sigaction(SIGPIPE, &sa, NULL);
 }
 
+#ifndef MCPD_WITH_HTTP
+/* `mcpd --transport http` runs mcpd-http, the same server with the HTTP
+ * stack linked in: next to this program (a build tree, or both installed
+ * in one place), else where it is installed.  Returns only on failure. */
+static int exec_http(char **argv) {
+  char self[PATH_MAX], path[PATH_MAX + 16];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+  if (n > 0) {
+    char *slash;
+    self[n] = '\0';
+    if ((slash = strrchr(self, '/')) != NULL) {
+      snprintf(path, sizeof(path), "%.*s/mcpd-http", (int)(slash - self), self);
+      if (access(path, X_OK) == 0)
+        execv(path, argv);
+    }
+  }
+  snprintf(path, sizeof(path), "%s/mcpd-http", MCPD_LIBEXEC_DIR);
+  execv(path, argv);
+  log_error("--transport http needs %s: %s", path, strerror(errno));
+  return 1;
+}
+#endif
+
 int main(int argc, char **argv) {
   options opts;
   server srv;
@@ -70,6 +98,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   log_set_level((log_level)opts.log_level);
+#ifndef MCPD_WITH_HTTP
+  if (opts.listen != NULL && opts.mode == MODE_SERVE) {
+    options_free(&opts);
+    return exec_http(argv);
+  }
+#endif
   /* POOL tools run on the libuv pool, and only they do: mcpd's own I/O
    * never waits for it.  libuv reads the size once, before its first use;
    * --threads (or "threads") wins over UV_THREADPOOL_SIZE. */
@@ -96,8 +130,13 @@ int main(int argc, char **argv) {
     /* Signals first: a client may signal as soon as we listen.  Then the
      * transport: it takes fd 1 before any plugin code can write to it. */
     server_catch_signals(&srv);
-    if (opts.listen != NULL ? server_serve_http(&srv) != 0
-                            : server_serve_stdio(&srv) != 0) {
+#ifdef MCPD_WITH_HTTP
+    rc = opts.listen != NULL ? server_serve_http(&srv)
+                             : server_serve_stdio(&srv);
+#else
+    rc = server_serve_stdio(&srv);
+#endif
+    if (rc != 0) {
       status = 1;
       server_shutdown(&srv, opts.listen != NULL ? "cannot listen" : "no stdio");
     } else {

@@ -237,28 +237,6 @@ int server_serve_stdio(server *srv) {
   return stdio_transport_start(srv->stdio);
 }
 
-/* --- HTTP --------------------------------------------------------------- */
-
-static session *http_open_cb(void *arg, session_write_fn write, void *ctx) {
-  return server_open_session(arg, write, ctx);
-}
-
-static void http_close_cb(void *arg, session *s) {
-  server_close_session(arg, s);
-}
-
-int server_serve_http(server *srv) {
-  streamable_cb cb = {http_open_cb, http_close_cb, srv};
-  int fd;
-
-  /* No stdio protocol here, but plugins still must not print into fd 1
-   * unnoticed: it goes to stderr like the rest of the log. */
-  if ((fd = stdio_take_stdout()) >= 0)
-    close(fd);
-  srv->http = streamable_new(srv->loop, srv->opts, &cb);
-  return srv->http != NULL ? 0 : -1;
-}
-
 /* --- signals and the parent --------------------------------------------- */
 
 static void finish_shutdown(server *srv);
@@ -356,7 +334,7 @@ static void finish_shutdown(server *srv) {
     srv->stdio = NULL;
   }
   if (srv->http)
-    streamable_close(srv->http, http_closed_cb, srv, 1);
+    srv->http_close(srv->http, http_closed_cb, srv, 1);
   while (srv->n_sessions > 0)
     server_close_session(srv, srv->sessions[0]);
   /* fini() joins the plugins' threads; what they queued runs after. */
@@ -398,7 +376,7 @@ static void flush_output(server *srv) {
   }
   if (srv->http) {
     srv->closing_outputs++;
-    streamable_close(srv->http, http_closed_cb, srv, 0);
+    srv->http_close(srv->http, http_closed_cb, srv, 0);
   }
   output_closed(srv);
 }
@@ -442,7 +420,8 @@ void server_shutdown(server *srv, const char *why) {
   log_debug("shutting down: %s", why);
   if (srv->stdio)
     stdio_transport_stop_reading(srv->stdio);
-  streamable_refuse(srv->http);
+  if (srv->http)
+    srv->http_refuse(srv->http);
   if (srv->exec.in_flight == 0)
     calls_drained_cb(srv);
   else

@@ -19,7 +19,6 @@
 #include "options.h"
 #include "registry.h"
 #include "session.h"
-#include "streamable.h"
 #include "transport_stdio.h"
 #include "watch.h"
 
@@ -45,7 +44,11 @@ typedef struct server {
 
   stdio_transport *stdio;
   session *stdio_session;
-  streamable *http;
+  /* The HTTP endpoint (server_http.c, only in mcpd-http), reached through
+   * two hooks so that mcpd without HTTP links none of it. */
+  void *http;
+  void (*http_refuse)(void *http);
+  void (*http_close)(void *http, void (*done)(void *arg), void *arg, int now);
   int closing_outputs; /* transports still flushing at shutdown */
   watch *watch;
 
@@ -66,8 +69,6 @@ int server_start(server *srv, int serve);
 void server_catch_signals(server *srv);
 /* Serves one client on stdin/stdout until input ends. */
 int server_serve_stdio(server *srv);
-/* Serves MCP over HTTP on opts->listen until shutdown. */
-int server_serve_http(server *srv);
 
 /* Opens a session whose messages go to `write(ctx, ...)`.  The caller
  * feeds it with session_handle_line() and closes it with

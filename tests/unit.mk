@@ -30,6 +30,6 @@ tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
 	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'
 tests_unit_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JWT_CFLAGS)
-tests_unit_unit_tests_LDADD = src/libmcpdcore.la \
+tests_unit_unit_tests_LDADD = src/libmcpdhttp.la src/libmcpdcore.la \
 	$(CHECK_LIBS) $(JSONC_LIBS) $(UV_LIBS) $(JWT_LIBS) $(CRYPTO_LIBS)
 endif

@@ -34,7 +34,7 @@ fi
 # Every src/*.c but main.c, in layer order (src/layers.txt).
 SOURCES="log strbuf utf8 uritpl options handles hostq watch framer jsonrpc schema \
 transport_stdio transport_memory transport_http auth registry plugin_file descriptor loader \
-session streamable call methods server cli"
+session streamable call methods server server_http cli"
 
 # A module added to src/ must be added above, or the link may fail.
 for f in "$top"/src/*.c; do
