@@ -218,6 +218,30 @@ describe('faults over stdio, in-process', () => {
     });
   }
 
+  // Without a deadline of its own, a hung call is still running when the
+  // client hangs up: mcpd gives it up and leaves anyway.
+  for (const mode of ['pool', 'async']) {
+    const tool = `hang_${mode}`;
+    test(`${tool} still running at EOF: exit 0 within 3 s`, async (t) => {
+      const mcpd = await stdio(t);
+      await mcpd.write({ jsonrpc: '2.0', id: id(tool), method: 'tools/call', params: { name: tool } });
+      await stdioStillServes(mcpd);
+      await assertExitsOnEof(mcpd);
+      assertCleanStdout(mcpd);
+    });
+
+    test(`${tool} still running at EOF: answered once before exit, and the log names it`, { todo: 'mcpd answers nothing to a call it gives up at exit, and logs only a count' }, async (t) => {
+      const mcpd = await stdio(t);
+      const callId = id(tool);
+      await mcpd.write({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: { name: tool } });
+      await stdioStillServes(mcpd);
+      await assertExitsOnEof(mcpd);
+      assertCleanStdout(mcpd);
+      assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1, 'the hung call was never answered');
+      assert.ok(namesPluginAndTool(mcpd.stderr, tool), `no stderr line names fault and ${tool}:\n${mcpd.stderr}`);
+    });
+  }
+
   test('eight hung POOL calls with --threads 8 starve neither another plugin’s POOL call nor echo', { todo: NEEDS_FAIRNESS, timeout: 20000 }, async (t) => {
     const mcpd = await stdio(t, { config: DEADLINES, args: ['--threads', '8'] });
     const hangIds = Array.from({ length: 8 }, () => id('hang_pool'));
