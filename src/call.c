@@ -6,6 +6,7 @@
  * the registry is an event on the executor's queue, run by the loop. */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "log.h"
 #include "schema.h"
 #include "utf8.h"
+#include "watchdog.h"
 
 /* The reason behind the last host function that failed on each thread,
  * for mcpd_host.last_error(). */
@@ -138,12 +140,20 @@ static int mark_completed(mcpd_call *c) {
  * belongs to that call's request, and goes to that client only. */
 static _Thread_local mcpd_call *running;
 
+static const char *what(const mcpd_call *c);
+
 /* Runs the plugin's callback for the call. */
 static int invoke(mcpd_call *c) {
   mcpd_call *h = handle_of(c), *outer = running;
+  int on_loop = c->entry->exec != MCPD_EXEC_POOL;
   int rc = MCPD_ERROR;
 
   running = c;
+  if (on_loop) {
+    char desc[96];
+    snprintf(desc, sizeof(desc), "%s \"%s\"", what(c), c->name);
+    watchdog_enter(c->plugin->name, desc);
+  }
   switch (c->kind) {
   case CALL_TOOL:
     rc = c->entry->cb(h, &c->request);
@@ -158,9 +168,15 @@ static int invoke(mcpd_call *c) {
     rc = c->entry->complete(h, &c->request, c->argument, c->value, c->args);
     break;
   }
+  if (on_loop)
+    watchdog_leave();
   running = outer;
   return rc;
 }
+
+/* --- worker threads, shared fairly ------------------------------------- */
+
+static void after_work_cb(uv_work_t *work, int status);
 
 static void work_cb(uv_work_t *work) {
   mcpd_call *c = work->data;
@@ -171,11 +187,72 @@ static void work_cb(uv_work_t *work) {
   mark_completed(c);
 }
 
+static void pool_start(mcpd_call *c) {
+  plugin *p = c->plugin;
+  p->pool_running++;
+  if (uv_queue_work(c->exec->loop, &c->work, work_cb, after_work_cb) != 0) {
+    p->pool_running--;
+    mark_completed(c);
+    call_done(c, MCPD_ERROR);
+  }
+}
+
+/* Starts the plugin's waiting calls while it is under its share. */
+static void pool_next(plugin *p, unsigned cap) {
+  while (p->pool_head != NULL && p->pool_running < cap) {
+    mcpd_call *c = p->pool_head;
+    if ((p->pool_head = c->pool_next) == NULL)
+      p->pool_tail = NULL;
+    c->pool_next = NULL;
+    c->pool_waiting = 0;
+    pool_start(c);
+  }
+}
+
+/* Runs a POOL call on a worker thread, or queues it behind its plugin's
+ * other calls when the plugin holds its share of the threads already:
+ * calls that never return starve only their own plugin. */
+static void pool_submit(mcpd_call *c) {
+  plugin *p = c->plugin;
+  if (p->pool_running < c->exec->pool_cap && p->pool_head == NULL) {
+    pool_start(c);
+    return;
+  }
+  c->pool_waiting = 1;
+  if (p->pool_tail)
+    p->pool_tail->pool_next = c;
+  else
+    p->pool_head = c;
+  p->pool_tail = c;
+}
+
+/* Takes a call that never got a thread out of its plugin's queue. */
+static void pool_withdraw(mcpd_call *c) {
+  plugin *p = c->plugin;
+  mcpd_call **pp = &p->pool_head, *prev = NULL;
+  while (*pp != NULL && *pp != c) {
+    prev = *pp;
+    pp = &(*pp)->pool_next;
+  }
+  if (*pp == NULL)
+    return;
+  *pp = c->pool_next;
+  if (p->pool_tail == c)
+    p->pool_tail = prev;
+  c->pool_next = NULL;
+  c->pool_waiting = 0;
+}
+
 static void after_work_cb(uv_work_t *work, int status) {
   mcpd_call *c = work->data;
+  plugin *p = c->plugin;
   /* work_cb marked it, unless the pool cancelled the work before it ran. */
   if (status != 0)
     mark_completed(c);
+  /* The thread is free: the plugin's next call gets it (before this
+   * call's finish, which may drop the last reference to the plugin). */
+  p->pool_running--;
+  pool_next(p, c->exec->pool_cap ? c->exec->pool_cap : UINT_MAX);
   call_done(c, status == 0 ? c->status : MCPD_ERROR);
 }
 
@@ -334,6 +411,66 @@ static void call_free(mcpd_call *c) {
   free(c);
 }
 
+/* --- deadlines ---------------------------------------------------------- */
+
+static void deadline_closed_cb(uv_handle_t *h) {
+  free(h);
+}
+
+/* The call ran past its deadline: its client gets an error now, the
+ * plugin is told to cancel, and whatever it produces later is dropped. */
+static void deadline_cb(uv_timer_t *t) {
+  mcpd_call *c = t->data;
+  request *r = c->req;
+  json_object *data;
+  char msg[300];
+
+  if (r == NULL || atomic_load(&c->completed))
+    return; /* answered, or its finish is on its way */
+  c->req = NULL;
+  r->call = NULL;
+  snprintf(msg, sizeof(msg),
+           "plugin \"%s\": %s \"%s\" did not finish within its deadline of "
+           "%llu ms",
+           c->plugin->name, what(c), c->name,
+           (unsigned long long)c->deadline_ms);
+  log_warn("%s; answered with an error and cancelled", msg);
+  data = json_object_new_object();
+  json_object_object_add(data, "plugin",
+                         json_object_new_string(c->plugin->name));
+  json_object_object_add(data, "deadlineMs",
+                         json_object_new_int64((int64_t)c->deadline_ms));
+  request_fail(r, JSONRPC_REQUEST_TIMEOUT, msg, data);
+  call_cancel(c);
+}
+
+static void deadline_start(mcpd_call *c, uint64_t ms) {
+  if (ms == 0 || (c->deadline = malloc(sizeof(*c->deadline))) == NULL)
+    return;
+  c->deadline_ms = ms;
+  uv_timer_init(c->exec->loop, c->deadline);
+  c->deadline->data = c;
+  uv_timer_start(c->deadline, deadline_cb, ms, 0);
+}
+
+static void deadline_stop(mcpd_call *c) {
+  if (c->deadline != NULL) {
+    uv_close((uv_handle_t *)c->deadline, deadline_closed_cb);
+    c->deadline = NULL;
+  }
+}
+
+/* Finishes `c` on a later loop turn, never from inside the caller (which
+ * may be walking the list of requests the finish frees). */
+static void finish_later(mcpd_call *c, int status) {
+  call_event *ev = new_event(c->exec, complete_run);
+  if (ev == NULL)
+    return; /* it stays queued and is finished when its turn comes */
+  ev->call = c;
+  ev->value = status;
+  hostq_post(&c->exec->queue, &ev->base);
+}
+
 void call_start(call_exec *e, request *r, const call_args *a) {
   mcpd_call *c = calloc(1, sizeof(*c));
   int inline_cb = a->entry->exec == MCPD_EXEC_INLINE;
@@ -388,6 +525,11 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   c->last_progress = -1e300;
   c->work.data = c;
   e->in_flight++;
+  /* An INLINE callback holds the loop until it returns: no timer can
+   * fire before then (the watchdog covers it at exit). */
+  if (a->entry->exec != MCPD_EXEC_INLINE && e->opts != NULL)
+    deadline_start(c, options_deadline(e->opts, c->plugin->name,
+                                       c->kind == CALL_TOOL ? c->name : NULL));
 
   switch (a->entry->exec) {
   case MCPD_EXEC_INLINE:
@@ -403,10 +545,10 @@ void call_start(call_exec *e, request *r, const call_args *a) {
       call_done(c, rc);
     break;
   default:
-    if (uv_queue_work(e->loop, &c->work, work_cb, after_work_cb) != 0) {
-      mark_completed(c);
-      call_done(c, MCPD_ERROR);
-    }
+    if (e->pool_cap == 0)
+      pool_start(c);
+    else
+      pool_submit(c);
     break;
   }
 }
@@ -594,6 +736,12 @@ void call_cancel(mcpd_call *c) {
   }
   /* A plugin thread waiting for the client must not wait in vain. */
   asks_abandon(c, "the call was cancelled");
+  /* A call still waiting for a worker thread never runs. */
+  if (c->pool_waiting) {
+    pool_withdraw(c);
+    mark_completed(c);
+    finish_later(c, MCPD_ERROR);
+  }
 }
 
 /* Whether `result` has member `key` of type `type`. */
@@ -804,6 +952,7 @@ static void call_finish(mcpd_call *c, int status) {
    * result_*() is refused instead of touching freed memory. */
   handles_remove(c->handle);
   asks_abandon(c, "the call finished");
+  deadline_stop(c);
 
   if (r != NULL) {
     char err[600];

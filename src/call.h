@@ -18,6 +18,7 @@
 
 #include "hostq.h"
 #include "mcpd.h"
+#include "options.h"
 #include "registry.h"
 #include "session.h"
 #include "strbuf.h"
@@ -41,6 +42,12 @@ typedef struct call_exec {
                  request *r);
   /* How long a plugin's request to the client waits for its answer. */
   uint64_t request_timeout_ms;
+  /* Where each call's deadline comes from (options_deadline); NULL for
+   * none. */
+  const options *opts;
+  /* POOL calls of one plugin running at once; more wait their turn, so
+   * one plugin cannot take every worker thread. */
+  unsigned pool_cap;
   /* Runs on the loop thread when a plugin reports that the resource at
    * `uri` changed. */
   void (*updated_cb)(void *arg, const char *uri);
@@ -110,6 +117,10 @@ struct mcpd_call {
   void *cancel_arg;
   atomic_int cancel_running; /* the loop is inside cancel_cb */
   double last_progress;
+  uv_timer_t *deadline; /* answers the request when it passes */
+  uint64_t deadline_ms;
+  int pool_waiting;            /* in its plugin's queue for a thread */
+  struct mcpd_call *pool_next; /* that queue */
   int status;
   atomic_int cancelled;
   atomic_int completed;

@@ -17,6 +17,7 @@
 #include "loader.h"
 #include "log.h"
 #include "plugin_file.h"
+#include "watchdog.h"
 
 int loader_init(loader *l, const loader_env *env) {
   memset(l, 0, sizeof(*l));
@@ -93,8 +94,11 @@ void plugin_release(plugin *p) {
    * such event, is the one that frees. */
   p->finalizing = 1;
   atomic_fetch_add(&p->refs, 1);
-  if (p->init_called && p->desc->fini)
+  if (p->init_called && p->desc->fini) {
+    watchdog_enter(p->name, "fini()");
     p->desc->fini(p->state);
+    watchdog_leave();
+  }
   plugin_release(p);
 }
 
@@ -348,9 +352,11 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
     int rc;
     p->initing = 1;
     p->init_called = 1;
+    watchdog_enter(p->name, "init()");
     rc = p->desc->init(l->env.host, &p->self,
                        options_plugin_config(l->env.opts, p->name), &p->state,
                        &errmsg);
+    watchdog_leave();
     p->initing = 0;
     if (rc != MCPD_OK) {
       snprintf(err, sizeof(err), "init failed: %s",

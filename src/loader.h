@@ -58,6 +58,10 @@ typedef struct plugin {
    * plugin reporting the same change in a loop queues it once (call.c). */
   uv_mutex_t updates_lock;
   struct lh_table *updates_pending;
+  /* POOL calls on a worker thread now, and those waiting for one
+   * (call.c; loop thread only). */
+  unsigned pool_running;
+  struct mcpd_call *pool_head, *pool_tail;
   /* mcpd_host.on_roots_changed(); loop thread only. */
   void (*roots_cb)(void *arg);
   void *roots_arg;

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "options.h"
 #include "server.h"
+#include "watchdog.h"
 #ifdef MCPD_WITH_HTTP
 #include "server_http.h"
 #endif
@@ -146,6 +147,7 @@ int main(int argc, char **argv) {
     break;
   }
 
+  watchdog_stop();
   if (srv.exit_hard) {
     /* A call is stuck in plugin code on a worker thread; its image must
      * stay mapped, so leave without unloading. */

@@ -50,6 +50,9 @@ static const char usage[] =
     "                          (default 1024; more get an error)\n"
     "  --threads N             worker threads for MCPD_EXEC_POOL tools\n"
     "                          (default 8)\n"
+    "  --deadline MS           how long a call may run before it is answered\n"
+    "                          with an error and cancelled (default 300000;\n"
+    "                          per plugin and tool in the config)\n"
     "  --request-timeout MS    how long a plugin's request to the client\n"
     "                          (sampling, elicitation, roots) may wait for\n"
     "                          its answer (default 60000)\n"
@@ -89,6 +92,7 @@ enum {
   OPT_PAGE_SIZE,
   OPT_MAX_IN_FLIGHT,
   OPT_REQUEST_TIMEOUT,
+  OPT_DEADLINE,
   OPT_THREADS,
   OPT_INSECURE,
   OPT_AUTH_TOKEN_FILE,
@@ -119,6 +123,7 @@ static const struct option long_options[] = {
     {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
     {"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
     {"request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE},
@@ -229,7 +234,59 @@ static const char **auth_field(options *o, const struct auth_option *a) {
 /* Which settings the command line gave; they win over the file. */
 typedef struct cli_given {
   int log_level, watch, max, page, insecure, in_flight, threads, timeout;
+  int deadline;
 } cli_given;
+
+/* A deadline in a config: an integer of milliseconds, 1 to a day. */
+static int deadline_value(json_object *v, uint64_t *out) {
+  int64_t ms = json_object_get_int64(v);
+  if (!json_object_is_type(v, json_type_int) || ms < 1 || ms > 86400000)
+    return -1;
+  *out = (uint64_t)ms;
+  return 0;
+}
+
+/* Checks plugins.NAME.mcpd, the host's settings for one plugin:
+ * {"deadlineMs": N, "tools": {"TOOL": {"deadlineMs": N}}}. */
+static int check_hosting(const options *o, const char *name, json_object *h) {
+  char path[400];
+  uint64_t ms;
+
+  snprintf(path, sizeof(path), "plugins.%s.mcpd", name);
+  if (!json_object_is_type(h, json_type_object))
+    return config_error(o, path, "must be an object");
+  json_object_object_foreach(h, key, val) {
+    if (strcmp(key, "deadlineMs") == 0) {
+      snprintf(path, sizeof(path), "plugins.%s.mcpd.deadlineMs", name);
+      if (deadline_value(val, &ms) != 0)
+        return config_error(o, path,
+                            "must be an integer from 1 to 86400000 (a day)");
+    } else if (strcmp(key, "tools") == 0) {
+      snprintf(path, sizeof(path), "plugins.%s.mcpd.tools", name);
+      if (!json_object_is_type(val, json_type_object))
+        return config_error(o, path, "must be an object of tool names");
+      json_object_object_foreach(val, tool, t) {
+        json_object *d;
+        snprintf(path, sizeof(path), "plugins.%s.mcpd.tools.%s", name, tool);
+        if (!json_object_is_type(t, json_type_object))
+          return config_error(o, path, "must be an object");
+        json_object_object_foreach(t, tkey, tval) {
+          (void)tval;
+          if (strcmp(tkey, "deadlineMs") != 0)
+            return config_error(o, path, "unknown key (known: deadlineMs)");
+        }
+        if (json_object_object_get_ex(t, "deadlineMs", &d) &&
+            deadline_value(d, &ms) != 0)
+          return config_error(o, path,
+                              "deadlineMs must be an integer from 1 to "
+                              "86400000 (a day)");
+      }
+    } else {
+      return config_error(o, path, "unknown key (known: deadlineMs, tools)");
+    }
+  }
+  return 0;
+}
 
 static int load_config(options *o, const cli_given *cli) {
   const struct auth_option *auth;
@@ -298,6 +355,13 @@ static int load_config(options *o, const cli_given *cli) {
                             "must be an integer from 1 to 86400000 (a day)");
       if (!cli->timeout)
         o->request_timeout_ms = (uint64_t)v;
+    } else if (strcmp(key, "deadlineMs") == 0) {
+      uint64_t ms;
+      if (deadline_value(val, &ms) != 0)
+        return config_error(o, key,
+                            "must be an integer from 1 to 86400000 (a day)");
+      if (!cli->deadline)
+        o->deadline_ms = ms;
     } else if (strcmp(key, "threads") == 0) {
       int64_t v = json_object_get_int64(val);
       if (!json_object_is_type(val, json_type_int) || v < 1 || v > 1024)
@@ -322,22 +386,34 @@ static int load_config(options *o, const cli_given *cli) {
       if (!cli->watch)
         o->watch = json_object_get_boolean(val);
     } else {
-      return config_error(o, key,
-                          "unknown key (known: instructions, "
-                          "plugins, pluginDirs, logLevel, "
-                          "maxMessageSize, pageSize, maxInFlight, "
-                          "requestTimeoutMs, threads, allowInsecurePlugins, "
-                          "watch, authTokenFile, authJwtIssuer, "
-                          "authJwtAudience, authJwks, resourceUrl)");
+      return config_error(
+          o, key,
+          "unknown key (known: instructions, "
+          "plugins, pluginDirs, logLevel, "
+          "maxMessageSize, pageSize, maxInFlight, "
+          "requestTimeoutMs, deadlineMs, threads, allowInsecurePlugins, "
+          "watch, authTokenFile, authJwtIssuer, "
+          "authJwtAudience, authJwks, resourceUrl)");
     }
   }
   if (o->plugin_configs) {
     json_object_object_foreach(o->plugin_configs, name, cfg) {
+      json_object *h;
       if (!json_object_is_type(cfg, json_type_object)) {
         char path[300];
         snprintf(path, sizeof(path), "plugins.%s", name);
         return config_error(o, path, "must be an object");
       }
+      /* The host's own key: checked, kept here, and taken out of what the
+       * plugin's init() sees. */
+      if (!json_object_object_get_ex(cfg, "mcpd", &h))
+        continue;
+      if (check_hosting(o, name, h) != 0)
+        return -1;
+      if (o->hosting == NULL && (o->hosting = json_object_new_object()) == NULL)
+        return config_error(o, NULL, "out of memory");
+      json_object_object_add(o->hosting, name, json_object_get(h));
+      json_object_object_del(cfg, "mcpd");
     }
   }
   return 0;
@@ -390,6 +466,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->page_size = MCPD_DEFAULT_PAGE_SIZE;
   o->max_in_flight = MCPD_DEFAULT_MAX_IN_FLIGHT;
   o->request_timeout_ms = MCPD_DEFAULT_REQUEST_TIMEOUT_MS;
+  o->deadline_ms = MCPD_DEFAULT_DEADLINE_MS;
   o->threads = MCPD_DEFAULT_THREADS;
   o->session_timeout_s = MCPD_DEFAULT_SESSION_TIMEOUT_S;
   o->transport = "stdio";
@@ -500,6 +577,18 @@ int options_parse(options *o, int argc, char **argv) {
       cli.timeout = 1;
       break;
     }
+    case OPT_DEADLINE: {
+      size_t ms;
+      if (parse_size(optarg, 1, 86400000, &ms) != 0) {
+        log_error("--deadline: \"%s\" is not a number of milliseconds from "
+                  "1 to 86400000",
+                  optarg);
+        return -1;
+      }
+      o->deadline_ms = ms;
+      cli.deadline = 1;
+      break;
+    }
     case OPT_THREADS:
       if (parse_size(optarg, 1, 1024, &o->threads) != 0) {
         log_error("--threads: \"%s\" is not a number from 1 to 1024", optarg);
@@ -593,7 +682,23 @@ void options_free(options *o) {
     free(o->allow_hosts[i]);
   free(o->allow_hosts);
   json_object_put(o->config);
+  json_object_put(o->hosting);
   memset(o, 0, sizeof(*o));
+}
+
+uint64_t options_deadline(const options *o, const char *plugin,
+                          const char *tool) {
+  json_object *h, *v;
+  uint64_t ms = o->deadline_ms;
+  if (o->hosting == NULL || !json_object_object_get_ex(o->hosting, plugin, &h))
+    return ms;
+  if (json_object_object_get_ex(h, "deadlineMs", &v))
+    ms = (uint64_t)json_object_get_int64(v);
+  if (tool != NULL && json_object_object_get_ex(h, "tools", &v) &&
+      json_object_object_get_ex(v, tool, &v) &&
+      json_object_object_get_ex(v, "deadlineMs", &v))
+    ms = (uint64_t)json_object_get_int64(v);
+  return ms;
 }
 
 json_object *options_plugin_config(const options *o, const char *name) {

@@ -11,6 +11,7 @@
 #define MCPD_DEFAULT_MAX_IN_FLIGHT 1024
 #define MCPD_DEFAULT_REQUEST_TIMEOUT_MS 60000
 #define MCPD_DEFAULT_THREADS 8
+#define MCPD_DEFAULT_DEADLINE_MS 300000
 #define MCPD_DEFAULT_SESSION_TIMEOUT_S 1800
 
 typedef enum options_mode {
@@ -46,6 +47,10 @@ typedef struct options {
   size_t max_in_flight; /* per session */
   /* How long a request to the client may wait for its answer. */
   uint64_t request_timeout_ms;
+  uint64_t deadline_ms; /* --deadline: the default for every call */
+  /* plugins.NAME.mcpd of the config, by plugin name (owned), or NULL: the
+   * host's settings for that plugin, which its init() does not see. */
+  json_object *hosting;
   size_t threads; /* the libuv pool, which runs POOL tools */
   int allow_insecure;
   /* HTTP authorization (see auth.h); NULL when not set.  Borrowed from
@@ -64,6 +69,11 @@ typedef struct options {
 int options_parse(options *o, int argc, char **argv);
 void options_free(options *o);
 void options_print_help(const char *argv0, int fd);
+
+/* The deadline of a call into `plugin` (`tool`: the tool's name, or NULL
+ * for other calls): the tool's, else the plugin's, else --deadline. */
+uint64_t options_deadline(const options *o, const char *plugin,
+                          const char *tool);
 
 /* Plugin config for plugin `name`, borrowed, or NULL. */
 json_object *options_plugin_config(const options *o, const char *name);

@@ -13,6 +13,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "server.h"
+#include "watchdog.h"
 
 /* How long calls in flight may run after input ended, then how long they
  * get to notice cancellation.  The flush of replies already owed is not
@@ -138,6 +139,10 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->exec.updated_cb = resource_updated_cb;
   srv->exec.arg = srv;
   srv->exec.request_timeout_ms = opts->request_timeout_ms;
+  srv->exec.opts = opts;
+  /* Half the worker threads at most for any one plugin: the rest stay for
+   * the others, whatever one plugin's calls do. */
+  srv->exec.pool_cap = (unsigned)((opts->threads + 1) / 2);
   if (methods_init(&srv->methods, &srv->registry, opts, &srv->exec) != 0)
     return -1;
   srv->methods.roots_changed_cb = roots_changed_cb;
@@ -234,6 +239,7 @@ int server_serve_stdio(server *srv) {
     log_error("out of memory");
     return -1;
   }
+  watchdog_start(stdio_transport_input_fd(srv->stdio));
   return stdio_transport_start(srv->stdio);
 }
 
@@ -280,6 +286,9 @@ void server_catch_signals(server *srv) {
   uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
   uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
   uv_signal_start(&srv->sig_hup, signal_cb, SIGHUP);
+  /* The watchdog hears of these too, in case plugin code holds the loop. */
+  watchdog_catch(SIGTERM);
+  watchdog_catch(SIGINT);
   /* Orphaned servers pile up when a client dies without closing our
    * stdin; notice the parent going away. */
   srv->parent_pid = (int)getppid();

@@ -7,6 +7,7 @@
 
 #include "server_http.h"
 #include "streamable.h"
+#include "watchdog.h"
 
 static session *open_cb(void *arg, session_write_fn write, void *ctx) {
   return server_open_session(arg, write, ctx);
@@ -35,6 +36,7 @@ int server_serve_http(server *srv) {
     close(fd);
   if ((srv->http = streamable_new(srv->loop, srv->opts, &cb)) == NULL)
     return -1;
+  watchdog_start(-1);
   srv->http_refuse = refuse_hook;
   srv->http_close = close_hook;
   return 0;

@@ -84,6 +84,10 @@ static int open_handle(uv_loop_t *loop, stdio_handle *h, uv_handle_type type,
   }
 }
 
+int stdio_transport_input_fd(const stdio_transport *t) {
+  return t->in_fd;
+}
+
 int stdio_take_stdout(void) {
   int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (fd >= 0 && dup2(2, 1) < 0)

@@ -52,4 +52,7 @@ void stdio_transport_write(void *ctx, json_object *related, int answer,
 void stdio_transport_close(stdio_transport *t, void (*done)(void *arg),
                            void *arg, int force);
 
+/* The protocol's private input descriptor (owned by the transport). */
+int stdio_transport_input_fd(const stdio_transport *t);
+
 #endif

@@ -25,7 +25,8 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_content.c \
 	tests/unit/test_server.c \
 	tests/unit/test_watch.c \
-	tests/unit/test_auth.c
+	tests/unit/test_auth.c \
+	tests/unit/test_options.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
 	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'

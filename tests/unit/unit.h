@@ -40,6 +40,7 @@ Suite *content_suite(void);
 Suite *server_suite(void);
 Suite *watch_suite(void);
 Suite *auth_suite(void);
+Suite *options_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the

@@ -1,0 +1,26 @@
+/* watchdog.h -- mcpd stays able to exit while plugin code holds its loop.
+ *
+ * An INLINE tool (or init(), or any callback the loop runs) that never
+ * returns freezes the event loop: EOF on stdin, SIGTERM, SIGINT and the
+ * death of the parent would all wait forever.  A thread of its own watches
+ * for those while the loop is inside plugin code and, if the plugin has
+ * not returned a grace period later, ends the process with one line that
+ * names what hung. */
+#ifndef MCPD_WATCHDOG_H
+#define MCPD_WATCHDOG_H
+
+/* Starts the thread.  `input_fd` is the protocol's input (its hang-up is
+ * EOF), or -1; it is duplicated.  Returns 0 or -1 (then nothing watches). */
+int watchdog_start(int input_fd);
+/* Stops and joins the thread. */
+void watchdog_stop(void);
+/* Notes `signum` for the thread, then runs the handler installed before
+ * (libuv's): call after uv_signal_start() for that signal. */
+void watchdog_catch(int signum);
+
+/* On the loop thread, around plugin code: `plugin` and `what` (a tool
+ * name, "init", ...) are copied. */
+void watchdog_enter(const char *plugin, const char *what);
+void watchdog_leave(void);
+
+#endif
