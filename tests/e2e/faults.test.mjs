@@ -7,8 +7,11 @@
 //   - stdout carried nothing but JSON-RPC (over HTTP: nothing at all),
 //   - mcpd exits 0 within 3 s of EOF (stdio) or SIGTERM (HTTP).
 //
-// Crashes (segv, abort, exit, overflow) need isolated mode; their tests
-// are skipped until it exists and say what it must do.  Each test starts
+// Hangs that ignore cancellation are answered by their deadline (POOL,
+// ASYNC) or outlived by the watchdog (INLINE), and eight of them cannot
+// starve another plugin's POOL call.  Crashes (segv, abort, exit,
+// overflow) need isolated mode; their tests are skipped until it exists
+// and say what it must do.  Each test starts
 // its own mcpd, so one fault never explains another test's failure.
 
 import { describe, test } from 'node:test';
@@ -31,9 +34,6 @@ const PLUGINS = ['fault', 'echo', 'good'];
 const EXIT_MS = 3000;
 const DEADLINE_MS = 300;
 
-const NEEDS_DEADLINES = 'needs deadlines (issue 13)';
-const NEEDS_WATCHDOG = 'needs the watchdog (issue 13)';
-const NEEDS_FAIRNESS = 'needs deadlines and pool fairness (issue 13)';
 const NEEDS_ISOLATION = 'needs isolated mode (issue 13)';
 
 /** Host settings for the fault plugin: short deadlines for the hangs that
@@ -98,14 +98,16 @@ function escape(s) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The deadline's answer: -32000 naming the plugin, the tool and the
- * deadline. */
+/** The deadline's answer: -32001 (the code MCP clients use for a request
+ * that timed out) naming the plugin, the tool and the deadline, which the
+ * error's data repeats. */
 function assertDeadlineError(msg, tool) {
   assert.ok('error' in msg, `expected a deadline error, got ${JSON.stringify(msg)}`);
-  assert.equal(msg.error.code, -32000);
-  assert.match(msg.error.message, /fault/);
-  assert.match(msg.error.message, new RegExp(tool));
-  assert.match(msg.error.message, new RegExp(String(DEADLINE_MS)));
+  assert.equal(msg.error.code, -32001);
+  assert.match(msg.error.message, /plugin "fault"/);
+  assert.match(msg.error.message, new RegExp(`"${tool}"`));
+  assert.match(msg.error.message, new RegExp(`${DEADLINE_MS} ms`));
+  assert.deepEqual(msg.error.data, { plugin: 'fault', deadlineMs: DEADLINE_MS });
 }
 
 /** Resolves once `text()` matches every regexp, listening to `stream`;
@@ -202,7 +204,7 @@ describe('faults over stdio, in-process', () => {
 
   for (const mode of ['pool', 'async']) {
     const tool = `hang_${mode}`;
-    test(`${tool} past its deadline: -32000 at once, the rest keeps working, exit 0 on EOF`, { todo: NEEDS_DEADLINES, timeout: 15000 }, async (t) => {
+    test(`${tool} past its deadline: -32001 at once, the rest keeps working, exit 0 on EOF`, { timeout: 15000 }, async (t) => {
       const mcpd = await stdio(t, { config: DEADLINES });
       const callId = id(tool);
       const t0 = Date.now();
@@ -242,7 +244,7 @@ describe('faults over stdio, in-process', () => {
     });
   }
 
-  test('eight hung POOL calls with --threads 8 starve neither another plugin’s POOL call nor echo', { todo: NEEDS_FAIRNESS, timeout: 20000 }, async (t) => {
+  test('eight hung POOL calls with --threads 8 starve neither another plugin’s POOL call nor echo', { timeout: 15000 }, async (t) => {
     const mcpd = await stdio(t, { config: DEADLINES, args: ['--threads', '8'] });
     const hangIds = Array.from({ length: 8 }, () => id('hang_pool'));
     const hangs = hangIds.map((i) => mcpd.request('tools/call', { name: 'hang_pool' }, { id: i, timeout: 3000 }));
@@ -257,13 +259,13 @@ describe('faults over stdio, in-process', () => {
     // The fault plugin's own slow_ok waits behind its stuck threads: it is
     // answered exactly once, by a result or by its 1 s deadline.
     const own = await mcpd.request('tools/call', { name: 'slow_ok', arguments: { ms: 10 } }, { id: id('slow_ok'), timeout: 5000 });
-    if ('error' in own) assert.equal(own.error.code, -32000);
+    if ('error' in own) assert.equal(own.error.code, -32001);
     else assert.equal(resultText(own.result), 'slept after 10 ms');
     assertCleanStdout(mcpd);
     await assertExitsOnEof(mcpd);
   });
 
-  test('hang_inline: EOF still ends mcpd, with status 0 and a line naming the tool', { todo: NEEDS_WATCHDOG, timeout: 15000 }, async (t) => {
+  test('hang_inline: EOF still ends mcpd, with status 0 and a line naming the tool', { timeout: 15000 }, async (t) => {
     const mcpd = await stdio(t);
     await mcpd.write({ jsonrpc: '2.0', id: id('hang_inline'), method: 'tools/call', params: { name: 'hang_inline' } });
     // The loop is blocked from here on: nothing can answer this ping.
@@ -274,7 +276,7 @@ describe('faults over stdio, in-process', () => {
     assertCleanStdout(mcpd);
   });
 
-  test('hang_inline: SIGTERM still ends mcpd, with status 0 and a line naming the tool', { todo: NEEDS_WATCHDOG, timeout: 15000 }, async (t) => {
+  test('hang_inline: SIGTERM still ends mcpd, with status 0 and a line naming the tool', { timeout: 15000 }, async (t) => {
     const mcpd = await stdio(t);
     await mcpd.write({ jsonrpc: '2.0', id: id('hang_inline'), method: 'tools/call', params: { name: 'hang_inline' } });
     await withTimeout(new Promise((r) => setTimeout(r, 200)), 1000, 'a pause');
@@ -378,7 +380,7 @@ describe('faults over HTTP, two sessions, in-process', () => {
 
   for (const mode of ['pool', 'async']) {
     const tool = `hang_${mode}`;
-    test(`${tool} past its deadline: -32000 at once, both sessions still served, exit 0 on SIGTERM`, { todo: NEEDS_DEADLINES, timeout: 15000 }, async (t) => {
+    test(`${tool} past its deadline: -32001 at once, both sessions still served, exit 0 on SIGTERM`, { timeout: 15000 }, async (t) => {
       const h = await http(t, { config: DEADLINES });
       const t0 = Date.now();
       const msg = await h.rpc(h.sessions[0], 'tools/call', { name: tool }, { timeout: 3000 });
@@ -390,7 +392,7 @@ describe('faults over HTTP, two sessions, in-process', () => {
     });
   }
 
-  test('eight hung POOL calls with --threads 8 starve neither another plugin’s POOL call nor echo', { todo: NEEDS_FAIRNESS, timeout: 20000 }, async (t) => {
+  test('eight hung POOL calls with --threads 8 starve neither another plugin’s POOL call nor echo', { timeout: 15000 }, async (t) => {
     const h = await http(t, { config: DEADLINES, args: ['--threads', '8'] });
     const hangs = Array.from({ length: 8 }, (_, i) =>
       h.rpc(h.sessions[i % 2], 'tools/call', { name: 'hang_pool' }, { timeout: 3000 }),
@@ -403,7 +405,7 @@ describe('faults over HTTP, two sessions, in-process', () => {
     await assertHttpStops(h);
   });
 
-  test('hang_inline: SIGTERM still ends mcpd, with status 0 and a line naming the tool', { todo: NEEDS_WATCHDOG, timeout: 15000 }, async (t) => {
+  test('hang_inline: SIGTERM still ends mcpd, with status 0 and a line naming the tool', { timeout: 15000 }, async (t) => {
     const h = await http(t);
     // Never answered: the loop is blocked.  The request fails when mcpd
     // goes away, or is aborted.
