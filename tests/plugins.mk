@@ -11,6 +11,8 @@
 #   printf_init        writes to stdout from init()
 #   asker              asks the client (sampling, elicitation, roots), one
 #                      tool per host function of ABI 1.1
+#   fault              crashes, hangs and misbehaves on purpose, each fault
+#                      in INLINE, POOL and ASYNC form (issue 13)
 #   abi_major          ABI major 99                    refused
 #   newer_minor        ABI minor MCPD_ABI_MINOR + 1    refused
 #   no_symbol          exports no `mcpd_plugin`        refused
@@ -126,3 +128,8 @@ check_LTLIBRARIES += tests/plugins/asker.la
 tests_plugins_asker_la_SOURCES = tests/plugins/asker.c
 tests_plugins_asker_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
 tests_plugins_asker_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/fault.la
+tests_plugins_fault_la_SOURCES = tests/plugins/fault.c
+tests_plugins_fault_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_fault_la_LIBADD = $(JSONC_LIBS)
