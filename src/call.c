@@ -405,6 +405,7 @@ static void call_free(mcpd_call *c) {
   free(c->argument);
   free(c->value);
   free(c->fail_message);
+  json_object_put(c->fail_data);
   free(c->roots);
   reg_entry_release(c->entry);
   plugin_release(c->plugin);
@@ -435,6 +436,7 @@ static void deadline_cb(uv_timer_t *t) {
            c->plugin->name, what(c), c->name,
            (unsigned long long)c->deadline_ms);
   log_warn("%s; answered with an error and cancelled", msg);
+  c->deadline_passed = 1;
   data = json_object_new_object();
   json_object_object_add(data, "plugin",
                          json_object_new_string(c->plugin->name));
@@ -469,6 +471,182 @@ static void finish_later(mcpd_call *c, int status) {
   ev->call = c;
   ev->value = status;
   hostq_post(&c->exec->queue, &ev->base);
+}
+
+/* --- calls into isolated plugins --------------------------------------- */
+
+static char *host_mprintf(const char *fmt, ...) MCPD_PRINTF(1, 2);
+static int
+do_client_request(mcpd_call *c, const char *method, json_object *params,
+                  void (*cb)(void *, json_object *, int, const char *),
+                  void *arg);
+
+/* The worker answered (or died): the call ends like any other. */
+static void remote_done(void *call, json_object *result, json_object *error) {
+  mcpd_call *c = call;
+  c->remote_id = 0;
+  if (error != NULL) {
+    json_object *code = NULL, *message = NULL, *data = NULL;
+    json_object_object_get_ex(error, "code", &code);
+    json_object_object_get_ex(error, "message", &message);
+    json_object_object_get_ex(error, "data", &data);
+    c->fail_code = json_object_is_type(code, json_type_int)
+                       ? json_object_get_int(code)
+                       : JSONRPC_INTERNAL_ERROR;
+    if (c->fail_code == 0)
+      c->fail_code = JSONRPC_INTERNAL_ERROR;
+    c->fail_message = strdup(json_object_is_type(message, json_type_string)
+                                 ? json_object_get_string(message)
+                                 : "the plugin's worker failed");
+    c->fail_data = json_object_get(data);
+  } else {
+    c->replacement = json_object_get(result);
+  }
+  mark_completed(c);
+  call_done(c, MCPD_OK);
+}
+
+/* Forwards the call to its plugin's worker: the client's request, with
+ * the client's capabilities and roots beside it. */
+static void remote_start(mcpd_call *c, request *r) {
+  static const char *const methods[] = {"tools/call", "resources/read",
+                                        "prompts/get", "completion/complete"};
+  json_object *params = NULL, *meta, *client;
+
+  if (json_object_deep_copy(r->params, &params, NULL) != 0 ||
+      !json_object_is_type(params, json_type_object)) {
+    json_object_put(params);
+    params = json_object_new_object();
+  }
+  if (!json_object_object_get_ex(params, "_meta", &meta) ||
+      !json_object_is_type(meta, json_type_object)) {
+    meta = json_object_new_object();
+    json_object_object_add(params, "_meta", meta);
+  }
+  client = json_object_new_object();
+  if (r->session != NULL && r->session->client_capabilities != NULL) {
+    json_object *caps = NULL;
+    if (json_object_deep_copy(r->session->client_capabilities, &caps, NULL) ==
+        0)
+      json_object_object_add(client, "capabilities", caps);
+  }
+  if (c->roots != NULL) {
+    json_object *roots = json_tokener_parse(c->roots);
+    if (roots != NULL)
+      json_object_object_add(client, "roots", roots);
+  }
+  json_object_object_add(meta, "io.mcpd/client", client);
+  if (worker_call(c->plugin, methods[c->kind], params, c, remote_done,
+                  &c->remote_id) != 0) {
+    c->fail_code = JSONRPC_INTERNAL_ERROR;
+    c->fail_message = host_mprintf("plugin \"%s\" is not running now (its "
+                                   "worker is starting or restarting)",
+                                   c->plugin->name);
+    mark_completed(c);
+    call_done(c, MCPD_ERROR);
+  }
+}
+
+/* A request the worker made for a call: asked of the call's client. */
+typedef struct remote_ask {
+  plugin *p;
+  json_object *id;
+} remote_ask;
+
+static void remote_ask_cb(void *arg, json_object *result, int code,
+                          const char *message) {
+  remote_ask *ra = arg;
+  if (code == 0)
+    worker_answer(ra->p, ra->id, json_object_get(result), NULL);
+  else
+    worker_answer(
+        ra->p, ra->id, NULL,
+        jsonrpc_error(NULL, code, message ? message : "failed", NULL));
+  json_object_put(ra->id);
+  plugin_release(ra->p);
+  free(ra);
+}
+
+static void worker_request_cb(void *arg, void *call, plugin *p, json_object *id,
+                              const char *method, json_object *params) {
+  mcpd_call *c = call;
+  remote_ask *ra = calloc(1, sizeof(*ra));
+  json_object *copy = NULL;
+  (void)arg;
+  if (ra == NULL || c->req == NULL ||
+      (params != NULL && json_object_deep_copy(params, &copy, NULL) != 0)) {
+    free(ra);
+    worker_answer(
+        p, id, NULL,
+        jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR,
+                      c->req == NULL ? "the call is over" : "out of memory",
+                      NULL));
+    return;
+  }
+  ra->p = p;
+  plugin_ref(p);
+  ra->id = json_object_get(id);
+  if (do_client_request(c, method, copy, remote_ask_cb, ra) != MCPD_OK) {
+    /* Refused here (a capability the client lacks): the worker hears why. */
+    worker_answer(
+        p, id, NULL,
+        jsonrpc_error(NULL, JSONRPC_INVALID_PARAMS, last_error, NULL));
+    json_object_put(ra->id);
+    plugin_release(p);
+    free(ra);
+  }
+}
+
+static int log_level_of(const char *name) {
+  static const char *const names[] = {"debug",   "info",     "notice",
+                                      "warning", "error",    "critical",
+                                      "alert",   "emergency"};
+  for (int i = 0; i < 8; i++)
+    if (name != NULL && strcmp(name, names[i]) == 0)
+      return i;
+  return MCPD_LOG_INFO;
+}
+
+static void worker_notify_cb(void *arg, void *call, plugin *p,
+                             const char *method, json_object *params) {
+  call_exec *e = arg;
+  mcpd_call *c = call;
+  request *r = c != NULL ? c->req : NULL;
+  json_object *copy = NULL;
+
+  if (strcmp(method, "notifications/message") == 0) {
+    json_object *level = NULL, *data = NULL;
+    const char *text;
+    json_object_object_get_ex(params, "level", &level);
+    json_object_object_get_ex(params, "data", &data);
+    text = json_object_is_type(data, json_type_string)
+               ? json_object_get_string(data)
+               : json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN);
+    if (c != NULL && (r == NULL || r->cancelled || r->session == NULL))
+      return;
+    if (e->log_cb != NULL)
+      e->log_cb(e->arg, log_level_of(json_object_get_string(level)), p->name,
+                text ? text : "", r);
+    return;
+  }
+  if (r == NULL || r->cancelled || r->session == NULL ||
+      json_object_deep_copy(params, &copy, NULL) != 0)
+    return;
+  if (strcmp(method, "notifications/progress") == 0) {
+    json_object *token = progress_token(c);
+    if (token == NULL) {
+      json_object_put(copy);
+      return;
+    }
+    json_object_object_add(copy, "progressToken", json_object_get(token));
+  }
+  session_notify_related(r->session, r, method, copy);
+}
+
+void call_worker_env(call_exec *e, worker_env *env) {
+  env->notify_cb = worker_notify_cb;
+  env->request_cb = worker_request_cb;
+  env->arg = e;
 }
 
 void call_start(call_exec *e, request *r, const call_args *a) {
@@ -531,6 +709,10 @@ void call_start(call_exec *e, request *r, const call_args *a) {
     deadline_start(c, options_deadline(e->opts, c->plugin->name,
                                        c->kind == CALL_TOOL ? c->name : NULL));
 
+  if (c->plugin->isolated) {
+    remote_start(c, r);
+    return;
+  }
   switch (a->entry->exec) {
   case MCPD_EXEC_INLINE:
     rc = invoke(c);
@@ -557,6 +739,10 @@ void call_subscribe(reg_entry *e, const char *uri, int subscribed) {
   plugin *p = e->owner;
   mcpd_request req;
 
+  if (e->remote) {
+    worker_subscribe(p, uri, subscribed);
+    return;
+  }
   if (e->subscribe == NULL)
     return;
   memset(&req, 0, sizeof(req));
@@ -703,6 +889,10 @@ static void asks_abandon(mcpd_call *c, const char *why) {
 }
 
 void call_roots_changed(plugin *p) {
+  if (p->isolated) {
+    worker_roots_changed(p);
+    return;
+  }
   if (p->roots_cb != NULL && !p->finalizing)
     p->roots_cb(p->roots_arg);
 }
@@ -736,6 +926,10 @@ void call_cancel(mcpd_call *c) {
   }
   /* A plugin thread waiting for the client must not wait in vain. */
   asks_abandon(c, "the call was cancelled");
+  /* An isolated plugin's worker is told; past a deadline, it must stop
+   * within a grace period or be killed. */
+  if (c->remote_id != 0)
+    worker_cancel(c->plugin, c->remote_id, c->deadline_passed ? 2000 : 0);
   /* A call still waiting for a worker thread never runs. */
   if (c->pool_waiting) {
     pool_withdraw(c);
@@ -932,7 +1126,9 @@ static void answer_failure(mcpd_call *c, request *r) {
   char *fixed = NULL;
   size_t len;
 
-  if (c->fail_code == MCPD_ERR_NOT_FOUND && c->kind == CALL_READ) {
+  if (c->fail_data != NULL) {
+    data = json_object_get(c->fail_data);
+  } else if (c->fail_code == MCPD_ERR_NOT_FOUND && c->kind == CALL_READ) {
     data = json_object_new_object();
     json_object_object_add(data, "uri", json_object_new_string(c->name));
   }

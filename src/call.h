@@ -22,6 +22,7 @@
 #include "registry.h"
 #include "session.h"
 #include "strbuf.h"
+#include "worker.h"
 
 struct plugin;
 
@@ -119,7 +120,10 @@ struct mcpd_call {
   double last_progress;
   uv_timer_t *deadline; /* answers the request when it passes */
   uint64_t deadline_ms;
-  int pool_waiting;            /* in its plugin's queue for a thread */
+  int pool_waiting;   /* in its plugin's queue for a thread */
+  uint64_t remote_id; /* forwarded to its plugin's worker, until answered */
+  int deadline_passed;
+  json_object *fail_data; /* fail(): the error's data, owned, may be NULL */
   struct mcpd_call *pool_next; /* that queue */
   int status;
   atomic_int cancelled;
@@ -135,6 +139,10 @@ void call_exec_want_logs(call_exec *e, int level);
 
 /* Starts a call for request `r`; the request is answered when it ends. */
 void call_start(call_exec *e, request *r, const call_args *a);
+/* The worker_env for isolated plugins: forwards what workers say about
+ * calls to the calls' clients. */
+void call_worker_env(call_exec *e, worker_env *env);
+
 /* Tells entry `e` (a resource or template) that `uri` gained its first
  * subscriber or lost its last: runs the plugin's subscribe callback, if
  * any, on this (the loop) thread.  `e` must still be registered. */

@@ -240,6 +240,8 @@ static void commit(loader *l, plugin *p) {
                old->name, old->version, old->path, p->name, p->version);
     registry_remove_owner(reg, old);
     old->live = 0;
+    if (old->isolated && l->env.unisolate_cb != NULL)
+      l->env.unisolate_cb(l->env.arg, old);
     for (plugin **pp = &l->plugins; *pp; pp = &(*pp)->next)
       if (*pp == old) {
         *pp = old->next;
@@ -344,6 +346,23 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->name = strdup(p->desc->name);
   p->version = strdup(p->desc->version);
   p->description = p->desc->description ? strdup(p->desc->description) : NULL;
+  if (l->env.isolate_cb != NULL && options_isolated(l->env.opts, p->name)) {
+    /* Its code runs in a worker process; this one only needed its name.
+     * The worker lists what it offers into the registry. */
+    dlclose(p->dl);
+    p->dl = NULL;
+    p->desc = NULL;
+    p->isolated = 1;
+    if (l->env.isolate_cb(l->env.arg, p) != 0) {
+      snprintf(err, sizeof(err), "its worker process could not be started");
+      goto fail;
+    }
+    forget_failure(l, path);
+    commit(l, p);
+    log_info("loaded plugin \"%s\" %s from %s, isolated in a worker process",
+             p->name, p->version, path);
+    return p;
+  }
   if (check_tables(p, &kind, err, sizeof(err)) != 0)
     goto fail;
 
@@ -410,6 +429,8 @@ void loader_unload(loader *l, plugin *p) {
     p->live = 0;
     notify_changed(l);
   }
+  if (p->isolated && l->env.unisolate_cb != NULL)
+    l->env.unisolate_cb(l->env.arg, p);
   l->generation++;
   log_info("unloaded plugin \"%s\" (%s)", p->name, p->path);
   plugin_release(p);

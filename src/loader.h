@@ -117,6 +117,10 @@ typedef struct loader_env {
   void *host_data;       /* copied into each plugin's `host_data` */
   /* Runs on the loop thread after the registry changed. */
   void (*changed_cb)(void *arg);
+  /* A plugin the options isolate: start its worker process (0 or -1),
+   * and end it when the plugin is unloaded.  NULL: nothing is isolated. */
+  int (*isolate_cb)(void *arg, struct plugin *p);
+  void (*unisolate_cb)(void *arg, struct plugin *p);
   void *arg;
 } loader_env;
 

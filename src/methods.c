@@ -544,7 +544,7 @@ static void on_complete(methods_ctx *ctx, request *r) {
     fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown argument: ", name, NULL);
     return;
   }
-  if (e->complete == NULL) {
+  if (e->complete == NULL && !e->remote) {
     no_candidates(r);
     return;
   }

@@ -50,6 +50,8 @@ static const char usage[] =
     "                          (default 1024; more get an error)\n"
     "  --threads N             worker threads for MCPD_EXEC_POOL tools\n"
     "                          (default 8)\n"
+    "  --isolate [NAME]        run plugin NAME (repeatable), or every plugin,\n"
+    "                          in a worker process of its own\n"
     "  --deadline MS           how long a call may run before it is answered\n"
     "                          with an error and cancelled (default 300000;\n"
     "                          per plugin and tool in the config)\n"
@@ -93,6 +95,7 @@ enum {
   OPT_MAX_IN_FLIGHT,
   OPT_REQUEST_TIMEOUT,
   OPT_DEADLINE,
+  OPT_ISOLATE,
   OPT_THREADS,
   OPT_INSECURE,
   OPT_AUTH_TOKEN_FILE,
@@ -124,6 +127,7 @@ static const struct option long_options[] = {
     {"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
     {"request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT},
     {"deadline", required_argument, NULL, OPT_DEADLINE},
+    {"isolate", optional_argument, NULL, OPT_ISOLATE},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE},
@@ -154,6 +158,18 @@ static int add_host(options *o, const char *name) {
   o->allow_hosts = all;
   o->n_allow_hosts++;
   return 0;
+}
+
+/* A plugin name as descriptors allow: [A-Za-z0-9_.-]{1,64}. */
+static int registry_name_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 64)
+    return 0;
+  for (; *s; s++)
+    if (!(*s == '_' || *s == '.' || *s == '-' || (*s >= 'a' && *s <= 'z') ||
+          (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+      return 0;
+  return 1;
 }
 
 /* A session id prefix is visible ASCII and short. */
@@ -281,8 +297,29 @@ static int check_hosting(const options *o, const char *name, json_object *h) {
                               "deadlineMs must be an integer from 1 to "
                               "86400000 (a day)");
       }
+    } else if (strcmp(key, "isolate") == 0) {
+      snprintf(path, sizeof(path), "plugins.%s.mcpd.isolate", name);
+      if (!json_object_is_type(val, json_type_boolean))
+        return config_error(o, path, "must be true or false");
+    } else if (strcmp(key, "limits") == 0) {
+      snprintf(path, sizeof(path), "plugins.%s.mcpd.limits", name);
+      if (!json_object_is_type(val, json_type_object))
+        return config_error(o, path, "must be an object");
+      json_object_object_foreach(val, lkey, lval) {
+        int64_t v = json_object_get_int64(lval);
+        if (strcmp(lkey, "addressSpaceMiB") != 0 &&
+            strcmp(lkey, "cpuSeconds") != 0 && strcmp(lkey, "openFiles") != 0)
+          return config_error(o, path,
+                              "unknown key (known: addressSpaceMiB, "
+                              "cpuSeconds, openFiles)");
+        if (!json_object_is_type(lval, json_type_int) || v < 1 || v > 1048576)
+          return config_error(o, path,
+                              "limits must be integers from 1 to 1048576");
+      }
     } else {
-      return config_error(o, path, "unknown key (known: deadlineMs, tools)");
+      return config_error(o, path,
+                          "unknown key (known: isolate, deadlineMs, tools, "
+                          "limits)");
     }
   }
   return 0;
@@ -577,6 +614,28 @@ int options_parse(options *o, int argc, char **argv) {
       cli.timeout = 1;
       break;
     }
+    case OPT_ISOLATE: {
+      /* "--isolate" alone is every plugin; "--isolate NAME" (or =NAME)
+       * one, and may repeat. */
+      const char *name = optarg;
+      if (name == NULL && optind < argc && argv[optind][0] != '-')
+        name = argv[optind++];
+      if (name == NULL) {
+        o->isolate_all = 1;
+      } else if (!registry_name_ok(name)) {
+        log_error("--isolate \"%s\": not a plugin name", name);
+        return -1;
+      } else {
+        if (o->isolate_names == NULL &&
+            (o->isolate_names = json_object_new_object()) == NULL) {
+          log_error("out of memory");
+          return -1;
+        }
+        json_object_object_add(o->isolate_names, name,
+                               json_object_new_boolean(1));
+      }
+      break;
+    }
     case OPT_DEADLINE: {
       size_t ms;
       if (parse_size(optarg, 1, 86400000, &ms) != 0) {
@@ -683,7 +742,29 @@ void options_free(options *o) {
   free(o->allow_hosts);
   json_object_put(o->config);
   json_object_put(o->hosting);
+  json_object_put(o->isolate_names);
   memset(o, 0, sizeof(*o));
+}
+
+int options_isolated(const options *o, const char *plugin) {
+  json_object *h, *v;
+  if (o->isolate_all ||
+      (o->isolate_names != NULL &&
+       json_object_object_get_ex(o->isolate_names, plugin, NULL)))
+    return 1;
+  return o->hosting != NULL &&
+         json_object_object_get_ex(o->hosting, plugin, &h) &&
+         json_object_object_get_ex(h, "isolate", &v) &&
+         json_object_get_boolean(v);
+}
+
+uint64_t options_limit(const options *o, const char *plugin, const char *key) {
+  json_object *h, *v;
+  if (o->hosting != NULL && json_object_object_get_ex(o->hosting, plugin, &h) &&
+      json_object_object_get_ex(h, "limits", &v) &&
+      json_object_object_get_ex(v, key, &v))
+    return (uint64_t)json_object_get_int64(v);
+  return 0;
 }
 
 uint64_t options_deadline(const options *o, const char *plugin,

@@ -51,7 +51,9 @@ typedef struct options {
   /* plugins.NAME.mcpd of the config, by plugin name (owned), or NULL: the
    * host's settings for that plugin, which its init() does not see. */
   json_object *hosting;
-  size_t threads; /* the libuv pool, which runs POOL tools */
+  int isolate_all;            /* --isolate */
+  json_object *isolate_names; /* --isolate NAME..., a set; owned */
+  size_t threads;             /* the libuv pool, which runs POOL tools */
   int allow_insecure;
   /* HTTP authorization (see auth.h); NULL when not set.  Borrowed from
    * argv or from `config`. */
@@ -74,6 +76,13 @@ void options_print_help(const char *argv0, int fd);
  * for other calls): the tool's, else the plugin's, else --deadline. */
 uint64_t options_deadline(const options *o, const char *plugin,
                           const char *tool);
+
+/* Whether `plugin` runs in a worker process (--isolate, or
+ * plugins.NAME.mcpd.isolate). */
+int options_isolated(const options *o, const char *plugin);
+/* plugins.NAME.mcpd.limits.KEY ("addressSpaceMiB", "cpuSeconds",
+ * "openFiles"), or 0 for none. */
+uint64_t options_limit(const options *o, const char *plugin, const char *key);
 
 /* Plugin config for plugin `name`, borrowed, or NULL. */
 json_object *options_plugin_config(const options *o, const char *name);

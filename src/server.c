@@ -117,6 +117,23 @@ static void roots_changed_cb(void *arg) {
 
 static void calls_drained_cb(void *arg);
 
+/* loader_env.isolate_cb and unisolate_cb */
+static int isolate_cb(void *arg, plugin *p) {
+  server *srv = arg;
+  return worker_start(&srv->workers, p);
+}
+
+static void unisolate_cb(void *arg, plugin *p) {
+  (void)arg;
+  worker_stop(p);
+}
+
+/* worker_env.report_cb: what happened to a worker, for every client. */
+static void worker_report_cb(void *arg, int level, const char *logger,
+                             const char *text) {
+  plugin_log_cb(arg, level, logger, text, NULL);
+}
+
 /* watch_cb */
 static void dirs_changed_cb(void *arg) {
   server *srv = arg;
@@ -159,12 +176,32 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   uv_signal_init(loop, &srv->sig_hup);
   srv->sig_term.data = srv->sig_int.data = srv->sig_hup.data = srv;
 
+  memset(&srv->workers, 0, sizeof(srv->workers));
+  srv->workers.loop = loop;
+  srv->workers.registry = &srv->registry;
+  srv->workers.opts = opts;
+  srv->workers.changed_cb = registry_changed_cb;
+  srv->workers.report_cb = worker_report_cb;
+  call_worker_env(&srv->exec, &srv->workers);
+  srv->workers.report_arg = srv;
+  {
+    /* Workers run this very program (mcpd or mcpd-http) with --worker. */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+      self[n] = '\0';
+      worker_set_program(self);
+    }
+  }
+
   memset(&env, 0, sizeof(env));
   env.registry = &srv->registry;
   env.opts = opts;
   env.host = &call_host_api;
   env.host_data = &srv->exec;
   env.changed_cb = registry_changed_cb;
+  env.isolate_cb = isolate_cb;
+  env.unisolate_cb = unisolate_cb;
   env.arg = srv;
   return loader_init(&srv->loader, &env);
 }

@@ -29,6 +29,7 @@ typedef struct server {
   loader loader;
   call_exec exec;
   methods_ctx methods;
+  worker_env workers; /* for isolated plugins */
 
   session **sessions; /* every open session, any transport */
   size_t n_sessions;

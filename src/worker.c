@@ -27,19 +27,17 @@
 #define STOP_GRACE_MS 2000
 
 static const char *const list_methods[REG_KINDS] = {
-    "tools/list", "resources/list", "resources/templates/list",
-    "prompts/list"};
-static const char *const list_keys[REG_KINDS] = {"tools", "resources",
-                                                 "resourceTemplates",
-                                                 "prompts"};
+    "tools/list", "resources/list", "resources/templates/list", "prompts/list"};
+static const char *const list_keys[REG_KINDS] = {
+    "tools", "resources", "resourceTemplates", "prompts"};
 
 static char *program;
 
 typedef enum pending_kind {
-  P_CALL,    /* a forwarded call: done() reports */
-  P_INIT,    /* initialize */
-  P_LIST,    /* a page of one kind's list */
-  P_IGNORED  /* an answer nobody waits for (subscribe, setLevel) */
+  P_CALL,   /* a forwarded call: done() reports */
+  P_INIT,   /* initialize */
+  P_LIST,   /* a page of one kind's list */
+  P_IGNORED /* an answer nobody waits for (subscribe, setLevel) */
 } pending_kind;
 
 typedef struct pending {
@@ -64,11 +62,11 @@ struct worker {
   int ready;    /* listed and registered */
   int stopping; /* the plugin was unloaded */
   int parked;
-  int alive;    /* the process runs */
+  int alive; /* the process runs */
   int exit_status, term_signal;
-  unsigned crashes;      /* in the current window */
-  uint64_t window_start; /* of that window */
-  uv_timer_t *restart;   /* backoff, or the kill at stop */
+  unsigned crashes;               /* in the current window */
+  uint64_t window_start;          /* of that window */
+  uv_timer_t *restart;            /* backoff, or the kill at stop */
   json_object *staged[REG_KINDS]; /* list items while listing */
 };
 
@@ -110,8 +108,7 @@ static void send_msg(worker *w, json_object *msg) {
     free(req);
     free(copy);
     json_object_put(msg);
-    log_error("plugin \"%s\": out of memory writing to its worker",
-              w->p->name);
+    log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
     return;
   }
   memcpy(copy, text, len);
@@ -254,7 +251,7 @@ static void listed(worker *w, int kind, json_object *result) {
   } else {
     register_kind(w, kind);
   }
-  w->env->changed_cb(w->env->arg);
+  w->env->changed_cb(w->env->report_arg);
 }
 
 /* --- receiving ---------------------------------------------------------- */
@@ -319,9 +316,9 @@ static void on_notification(worker *w, const char *method,
   for (int k = 0; k < REG_KINDS; k++) {
     char name[64];
     snprintf(name, sizeof(name), "notifications/%s/list_changed",
-             k == REG_TOOL       ? "tools"
-             : k == REG_PROMPT   ? "prompts"
-                                 : "resources");
+             k == REG_TOOL     ? "tools"
+             : k == REG_PROMPT ? "prompts"
+                               : "resources");
     if (strcmp(method, name) == 0) {
       if (w->ready) {
         list(w, k, NULL);
@@ -502,7 +499,8 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
   if (signum != 0)
     json_object_object_add(data, "signal", json_object_new_int(signum));
   else
-    json_object_object_add(data, "exitStatus", json_object_new_int((int)status));
+    json_object_object_add(data, "exitStatus",
+                           json_object_new_int((int)status));
 
   if (w->stopping) {
     fail_pending(w, "the plugin was unloaded", data);
@@ -514,7 +512,7 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
   fail_pending(w, message, data);
   if (w->ready) {
     registry_remove_owner(w->env->registry, w->p);
-    w->env->changed_cb(w->env->arg);
+    w->env->changed_cb(w->env->report_arg);
   }
   w->ready = 0;
 
@@ -528,23 +526,23 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
     log_error("%s; %u times within a minute, so it is parked until its "
               "file changes",
               message, w->crashes);
-    w->env->report_cb(w->env->arg, MCPD_LOG_ERROR, w->p->name, message);
+    w->env->report_cb(w->env->report_arg, MCPD_LOG_ERROR, w->p->name, message);
     return;
   }
   delay = (uint64_t)RESTART_MIN_MS << (w->crashes - 1);
   if (delay > RESTART_MAX_MS)
     delay = RESTART_MAX_MS;
   log_error("%s; restarting it in %llu ms", message, (unsigned long long)delay);
-  w->env->report_cb(w->env->arg, MCPD_LOG_ERROR, w->p->name, message);
+  w->env->report_cb(w->env->report_arg, MCPD_LOG_ERROR, w->p->name, message);
   uv_timer_start(w->restart, restart_cb, delay, 0);
 }
 
 /* The plugin's config as a file the worker reads on fd 3. */
 static int config_fd(worker *w) {
   json_object *cfg = options_plugin_config(w->env->opts, w->p->name);
-  const char *text = cfg ? json_object_to_json_string_ext(
-                               cfg, JSON_C_TO_STRING_PLAIN)
-                         : "null";
+  const char *text =
+      cfg ? json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN)
+          : "null";
   size_t len = strlen(text), off = 0;
   int fd = memfd_create("mcpd-plugin-config", MFD_CLOEXEC);
   if (fd < 0)
@@ -567,8 +565,8 @@ static int spawn(worker *w) {
   const options *o = w->env->opts;
   uv_process_options_t po;
   uv_stdio_container_t stdio[4];
-  char threads[24], level[16];
-  char *args[16];
+  char threads[24], level[16], limits[3][24];
+  char *args[20];
   int sv[2], cfg, rc, n = 0;
   static const char *const levels[] = {"error", "warn", "info", "debug"};
 
@@ -600,6 +598,20 @@ static int spawn(worker *w) {
   args[n++] = level;
   args[n++] = (char *)"--threads";
   args[n++] = threads;
+  {
+    static const char *const keys[] = {"addressSpaceMiB", "cpuSeconds",
+                                       "openFiles"};
+    static const char *const flags[] = {"--rlimit-as", "--rlimit-cpu",
+                                        "--rlimit-nofile"};
+    for (int i = 0; i < 3; i++) {
+      uint64_t v = options_limit(o, w->p->name, keys[i]);
+      if (v == 0)
+        continue;
+      snprintf(limits[i], sizeof(limits[i]), "%llu", (unsigned long long)v);
+      args[n++] = (char *)flags[i];
+      args[n++] = limits[i];
+    }
+  }
   args[n] = NULL;
 
   memset(&po, 0, sizeof(po));
@@ -705,8 +717,7 @@ int worker_start(const worker_env *env, plugin *p) {
 static void kill_cb(uv_timer_t *t) {
   worker *w = t->data;
   if (w->alive && w->proc != NULL) {
-    log_warn("plugin \"%s\": its worker did not exit; killing it",
-             w->p->name);
+    log_warn("plugin \"%s\": its worker did not exit; killing it", w->p->name);
     uv_process_kill(w->proc, SIGKILL);
   }
 }
@@ -745,8 +756,7 @@ static void worker_free_if_done(worker *w) {
   uv_close((uv_handle_t *)w->restart, restart_closed_cb);
 }
 
-int worker_call(plugin *p, const char *method, json_object *params,
-                void *call,
+int worker_call(plugin *p, const char *method, json_object *params, void *call,
                 void (*done)(void *call, json_object *result,
                              json_object *error),
                 uint64_t *id) {
@@ -800,7 +810,8 @@ void worker_cancel(plugin *p, uint64_t id, uint64_t grace_ms) {
   if (w == NULL || (q = pending_find(w, id)) == NULL)
     return;
   params = json_object_new_object();
-  json_object_object_add(params, "requestId", json_object_new_int64((int64_t)id));
+  json_object_object_add(params, "requestId",
+                         json_object_new_int64((int64_t)id));
   json_object_object_add(params, "reason", json_object_new_string("cancelled"));
   notify(w, "notifications/cancelled", params);
   if (grace_ms > 0 && q->grace == NULL &&
@@ -847,8 +858,7 @@ void worker_subscribe(plugin *p, const char *uri, int subscribed) {
   params = json_object_new_object();
   json_object_object_add(params, "uri", json_object_new_string(uri));
   request(w, P_IGNORED,
-          subscribed ? "resources/subscribe" : "resources/unsubscribe",
-          params);
+          subscribed ? "resources/subscribe" : "resources/unsubscribe", params);
 }
 
 void worker_roots_changed(plugin *p) {

@@ -45,9 +45,9 @@ typedef struct worker_env {
   void (*request_cb)(void *arg, void *call, plugin *p, json_object *id,
                      const char *method, json_object *params);
   /* Something about the worker itself worth telling every client. */
-  void (*report_cb)(void *arg, int level, const char *logger,
-                    const char *text);
-  void *arg;
+  void (*report_cb)(void *arg, int level, const char *logger, const char *text);
+  void *arg;        /* for notify_cb and request_cb */
+  void *report_arg; /* for changed_cb and report_cb */
 } worker_env;
 
 /* Where every worker's program is: this very mcpd, once per process. */
@@ -64,8 +64,7 @@ void worker_stop(plugin *p);
  * result, error) runs exactly once on the loop (both borrowed; one is
  * NULL), unless this returns -1 (the worker is not ready).  *id gets the
  * forwarded request id. */
-int worker_call(plugin *p, const char *method, json_object *params,
-                void *call,
+int worker_call(plugin *p, const char *method, json_object *params, void *call,
                 void (*done)(void *call, json_object *result,
                              json_object *error),
                 uint64_t *id);
