@@ -420,30 +420,51 @@ static void deadline_closed_cb(uv_handle_t *h) {
 
 /* The call ran past its deadline: its client gets an error now, the
  * plugin is told to cancel, and whatever it produces later is dropped. */
+/* Answers the call's request now with error `code` and `msg` (and
+ * `data`, taken over), and detaches it: the call goes on without it. */
+static void answer_early(mcpd_call *c, int code, const char *msg,
+                         json_object *data) {
+  request *r = c->req;
+  c->req = NULL;
+  r->call = NULL;
+  log_warn("%s; answered with an error", msg);
+  request_fail(r, code, msg, data);
+}
+
 static void deadline_cb(uv_timer_t *t) {
   mcpd_call *c = t->data;
-  request *r = c->req;
   json_object *data;
   char msg[300];
 
-  if (r == NULL || atomic_load(&c->completed))
+  if (c->req == NULL || atomic_load(&c->completed))
     return; /* answered, or its finish is on its way */
-  c->req = NULL;
-  r->call = NULL;
   snprintf(msg, sizeof(msg),
            "plugin \"%s\": %s \"%s\" did not finish within its deadline of "
            "%llu ms",
            c->plugin->name, what(c), c->name,
            (unsigned long long)c->deadline_ms);
-  log_warn("%s; answered with an error and cancelled", msg);
   c->deadline_passed = 1;
   data = json_object_new_object();
   json_object_object_add(data, "plugin",
                          json_object_new_string(c->plugin->name));
   json_object_object_add(data, "deadlineMs",
                          json_object_new_int64((int64_t)c->deadline_ms));
-  request_fail(r, JSONRPC_REQUEST_TIMEOUT, msg, data);
+  answer_early(c, JSONRPC_REQUEST_TIMEOUT, msg, data);
   call_cancel(c);
+}
+
+void call_abandon(mcpd_call *c) {
+  char msg[300];
+  json_object *data;
+  if (c->req == NULL || atomic_load(&c->completed))
+    return;
+  snprintf(msg, sizeof(msg),
+           "plugin \"%s\": %s \"%s\" was still running when mcpd exited",
+           c->plugin->name, what(c), c->name);
+  data = json_object_new_object();
+  json_object_object_add(data, "plugin",
+                         json_object_new_string(c->plugin->name));
+  answer_early(c, JSONRPC_CONNECTION_CLOSED, msg, data);
 }
 
 static void deadline_start(mcpd_call *c, uint64_t ms) {

@@ -137,6 +137,10 @@ void call_exec_close(call_exec *e);
 /* A session asked for log messages at `level` and above. */
 void call_exec_want_logs(call_exec *e, int level);
 
+/* At exit: a call that ignored cancellation gets its client's error
+ * answer now (naming the plugin and what ran), since it will not end. */
+void call_abandon(mcpd_call *c);
+
 /* Starts a call for request `r`; the request is answered when it ends. */
 void call_start(call_exec *e, request *r, const call_args *a);
 /* The worker_env for isolated plugins: forwards what workers say about

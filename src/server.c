@@ -430,6 +430,13 @@ static void flush_output(server *srv) {
 static void cancel_timeout_cb(uv_timer_t *timer) {
   server *srv = timer->data;
   log_warn("%u calls did not finish in time", srv->exec.in_flight);
+  /* Each request still owed gets an answer before the flush. */
+  for (size_t i = 0; i < srv->n_sessions; i++)
+    for (request *r = srv->sessions[i]->in_flight, *next; r; r = next) {
+      next = r->next;
+      if (r->call)
+        call_abandon(r->call);
+    }
   flush_output(srv);
 }
 
