@@ -360,11 +360,42 @@ static int describe_plugin(server *srv, const plugin *p) {
   return 0;
 }
 
+static void pool_nothing_cb(uv_work_t *work) {
+  (void)work;
+}
+
+static void pool_started_cb(uv_work_t *work, int status) {
+  (void)status;
+  free(work);
+}
+
+/* libuv starts its pool threads on the first work queued, and aborts
+ * when it cannot.  Under an address-space limit that would be mcpd's
+ * failure, not the plugin's: start them while the limit is not set. */
+static int start_pool(uv_loop_t *loop) {
+  uv_work_t *work = malloc(sizeof(*work));
+  int rc;
+
+  if (work == NULL) {
+    log_error("out of memory");
+    return -1;
+  }
+  rc = uv_queue_work(loop, work, pool_nothing_cb, pool_started_cb);
+  if (rc != 0) {
+    log_error("starting the thread pool: %s", uv_strerror(rc));
+    free(work);
+    return -1;
+  }
+  return 0;
+}
+
 /* Worker mode: limits, then the one plugin, or nothing at all. */
 static int start_worker(server *srv) {
   const options *o = srv->opts;
   plugin *p;
 
+  if (o->rlimit_as_mib != 0 && start_pool(srv->loop) != 0)
+    return -1;
   if (set_limits(o) != 0)
     return -1;
   /* The loader says why in one line when it fails. */

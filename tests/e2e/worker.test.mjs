@@ -259,6 +259,24 @@ describe('worker mode', () => {
     assert.deepEqual(await worker.close(), { code: 0, signal: null });
   });
 
+  test('--rlimit-as binds the plugin, not mcpd: pool threads still start, a plugin that does not fit is refused', async (t) => {
+    // libuv aborts when it cannot start its pool threads; the worker starts
+    // them before the limit, so a POOL call works under a limit far below
+    // what eight thread stacks would need later.
+    const worker = startWorker(t, 'everything', { args: ['--rlimit-as', '160', '--threads', '8'] });
+    await worker.initialize();
+    const res = await worker.callTool('test_tool_with_progress', {});
+    assert.equal(res.isError, undefined, JSON.stringify(res));
+    assert.deepEqual(await worker.close(), { code: 0, signal: null });
+
+    // A limit the plugin cannot even be mapped in is a load failure.
+    const tight = startWorker(t, 'everything', { args: ['--rlimit-as', '16'] });
+    const { code, signal } = await tight.waitExit(5000);
+    assert.deepEqual({ code, signal }, { code: 3, signal: null }, tight.stderr);
+    assert.match(tight.stderr, /everything\.so.*not loaded/);
+    assert.equal(tight.rawLines.length, 0);
+  });
+
   test('a limit that cannot be set: a stderr line and exit 3', async (t) => {
     // Raising a hard limit needs privilege, lowering never does; a limit
     // above the hard one fails unless we are root.
