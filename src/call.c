@@ -483,6 +483,63 @@ static void deadline_stop(mcpd_call *c) {
   }
 }
 
+/* The host's keys in a worker's _meta: what it tells the worker, never
+ * the plugin. */
+static int host_meta_key(const char *key) {
+  return strcmp(key, "io.mcpd/client") == 0 ||
+         strcmp(key, "io.mcpd/related") == 0;
+}
+
+/* Worker mode: `meta` without the host's keys, as a new object, or a new
+ * reference to `meta` when it has none.  NULL when out of memory. */
+static json_object *meta_for_plugin(json_object *meta) {
+  json_object *copy;
+  int found = 0;
+
+  json_object_object_foreach(meta, key, val) {
+    (void)val;
+    found |= host_meta_key(key);
+  }
+  if (!found)
+    return json_object_get(meta);
+  if ((copy = json_object_new_object()) == NULL)
+    return NULL;
+  json_object_object_foreach(meta, k, v) {
+    if (host_meta_key(k))
+      continue;
+    if (json_object_object_add(copy, k, json_object_get(v)) != 0) {
+      json_object_put(v);
+      json_object_put(copy);
+      return NULL;
+    }
+  }
+  return copy;
+}
+
+/* What the call may ask of its client, and the roots call_roots() gives:
+ * the session's, or in worker mode what the host wrote in the request's
+ * _meta["io.mcpd/client"] (`client`), which is the whole truth when
+ * present: a member left out means the client declared nothing there. */
+static int client_facts(mcpd_call *c, const request *r, json_object *client) {
+  json_object *caps = NULL, *roots = NULL;
+  const char *text = NULL;
+  size_t len;
+
+  if (client != NULL) {
+    json_object_object_get_ex(client, "capabilities", &caps);
+    if (json_object_object_get_ex(client, "roots", &roots) &&
+        json_object_is_type(roots, json_type_array))
+      text = jsonrpc_to_string(roots, &len);
+  } else if (r->session != NULL) {
+    caps = r->session->client_capabilities;
+    text = r->session->roots;
+  }
+  c->client_caps = client_caps(caps);
+  if (text != NULL && (c->roots = strdup(text)) == NULL)
+    return -1;
+  return 0;
+}
+
 /* Finishes `c` on a later loop turn, never from inside the caller (which
  * may be walking the list of requests the finish frees). */
 static void finish_later(mcpd_call *c, int status) {
@@ -673,7 +730,7 @@ void call_worker_env(call_exec *e, worker_env *env) {
 void call_start(call_exec *e, request *r, const call_args *a) {
   mcpd_call *c = calloc(1, sizeof(*c));
   int inline_cb = a->entry->exec == MCPD_EXEC_INLINE;
-  json_object *meta = NULL;
+  json_object *meta = NULL, *client = NULL;
   int ok = 1, rc;
 
   if (c == NULL) {
@@ -689,10 +746,22 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   json_object_object_get_ex(r->params, "_meta", &meta);
   if (!json_object_is_type(meta, json_type_object))
     meta = NULL;
+  if (e->worker && meta != NULL) {
+    if (json_object_object_get_ex(meta, "io.mcpd/client", &client) &&
+        !json_object_is_type(client, json_type_object))
+      client = NULL;
+    if ((meta = meta_for_plugin(meta)) == NULL)
+      ok = 0;
+  } else {
+    meta = json_object_get(meta);
+  }
   c->name = strdup(a->name);
   c->args = for_callback(a->arguments, inline_cb, &ok);
   c->variables = for_callback(a->variables, inline_cb, &ok);
   c->meta = for_callback(meta, inline_cb, &ok);
+  json_object_put(meta);
+  if (client_facts(c, r, client) != 0)
+    ok = 0;
   if (a->argument)
     c->argument = strdup(a->argument);
   if (a->value)
@@ -716,11 +785,6 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   c->request.arguments = c->kind == CALL_COMPLETE ? NULL : c->args;
   c->request.variables = c->variables;
   c->request.meta = c->meta;
-  if (r->session != NULL) {
-    c->client_caps = client_caps(r->session->client_capabilities);
-    if (r->session->roots != NULL)
-      c->roots = strdup(r->session->roots);
-  }
   c->last_progress = -1e300;
   c->work.data = c;
   e->in_flight++;
@@ -2332,7 +2396,8 @@ static void elicit_done_run(hostq_event *base) {
     params = json_object_new_object();
     json_object_object_add(params, "elicitationId",
                            json_object_new_string(ev->name));
-    session_notify(r->session, "notifications/elicitation/complete", params);
+    session_notify_about(r->session, r, "notifications/elicitation/complete",
+                         params);
   }
   free_event(ev);
 }

@@ -52,6 +52,11 @@ typedef struct call_exec {
   /* Runs on the loop thread when a plugin reports that the resource at
    * `uri` changed. */
   void (*updated_cb)(void *arg, const char *uri);
+  /* Worker mode: a request's params._meta["io.mcpd/client"], written by
+   * the host, tells what the real client declared ("capabilities") and
+   * its roots ("roots"), in place of this session's.  Never set for a
+   * server of clients, who must not speak for one another. */
+  int worker;
   void *arg;
 } call_exec;
 

@@ -140,8 +140,11 @@ int main(int argc, char **argv) {
     if (rc != 0) {
       status = 1;
       server_shutdown(&srv, opts.listen != NULL ? "cannot listen" : "no stdio");
-    } else {
-      server_start(&srv, 1);
+    } else if (server_start(&srv, 1) != 0) {
+      /* Only a worker fails to start: its host learns from status 3
+       * that the plugin cannot be served, before anything was read. */
+      status = 3;
+      server_shutdown(&srv, "the plugin could not be loaded");
     }
     uv_run(&loop, UV_RUN_DEFAULT);
     break;

@@ -97,6 +97,9 @@ static void on_initialize(methods_ctx *ctx, request *r) {
   if (ctx->opts->instructions)
     json_object_object_add(result, "instructions",
                            json_object_new_string(ctx->opts->instructions));
+  if (ctx->initialize_meta != NULL)
+    json_object_object_add(result, "_meta",
+                           json_object_get(ctx->initialize_meta));
   request_reply(r, result);
 }
 
@@ -401,6 +404,8 @@ int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
 
 void methods_free(methods_ctx *ctx) {
   struct lh_entry *ent;
+  json_object_put(ctx->initialize_meta);
+  ctx->initialize_meta = NULL;
   if (ctx->subscriptions == NULL)
     return;
   lh_foreach(ctx->subscriptions, ent) {

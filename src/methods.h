@@ -21,6 +21,9 @@ typedef struct methods_ctx {
   /* Runs on the loop when a session's roots changed (the owner tells the
    * plugins). */
   void (*roots_changed_cb)(void *arg);
+  /* The initialize result's _meta (a worker names its plugin there), or
+   * NULL; owned, freed by methods_free(). */
+  json_object *initialize_meta;
   void *arg;
 } methods_ctx;
 

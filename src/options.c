@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "strbuf.h"
 
 #ifndef MCPD_PLUGINS_DIR
 #define MCPD_PLUGINS_DIR "/usr/local/lib/mcpd/plugins"
@@ -107,7 +109,13 @@ enum {
   OPT_CALL,
   OPT_ARGS,
   OPT_HELP,
-  OPT_VERSION
+  OPT_VERSION,
+  /* Internal, not in --help: how mcpd starts its own worker processes. */
+  OPT_WORKER,
+  OPT_WORKER_CONFIG_FD,
+  OPT_RLIMIT_AS,
+  OPT_RLIMIT_CPU,
+  OPT_RLIMIT_NOFILE
 };
 
 static const struct option long_options[] = {
@@ -140,6 +148,11 @@ static const struct option long_options[] = {
     {"args", required_argument, NULL, OPT_ARGS},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"worker", required_argument, NULL, OPT_WORKER},
+    {"worker-config-fd", required_argument, NULL, OPT_WORKER_CONFIG_FD},
+    {"rlimit-as", required_argument, NULL, OPT_RLIMIT_AS},
+    {"rlimit-cpu", required_argument, NULL, OPT_RLIMIT_CPU},
+    {"rlimit-nofile", required_argument, NULL, OPT_RLIMIT_NOFILE},
     {NULL, 0, NULL, 0}};
 
 static int add_host(options *o, const char *name) {
@@ -490,11 +503,123 @@ static int default_dirs(options *o) {
   return add_dir(o, MCPD_PLUGINS_DIR);
 }
 
+/* Reads the worker's plugin config from `fd` to its end and closes it:
+ * the JSON text of an object, or `null` for none.  The host may hand over
+ * a memfd it wrote, whose offset is then at the end, so a file is read
+ * from its start; a pipe is read as it comes. */
+static int read_worker_config(options *o, int fd) {
+  strbuf text = {0};
+  json_tokener *tok = NULL;
+  json_object *config = NULL;
+  const char *why = NULL;
+  int rc = -1;
+
+  if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+    why = strerror(errno);
+    goto done;
+  }
+  for (;;) {
+    ssize_t n;
+    if (text.len > o->max_message) {
+      why = "larger than --max-message-size";
+      goto done;
+    }
+    if (strbuf_reserve(&text, 65536) != 0) {
+      why = "out of memory";
+      goto done;
+    }
+    n = read(fd, text.data + text.len, 65536);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      why = strerror(errno);
+      goto done;
+    }
+    if (n == 0)
+      break;
+    text.len += (size_t)n;
+  }
+  if ((tok = json_tokener_new()) == NULL) {
+    why = "out of memory";
+    goto done;
+  }
+  /* A trailing newline is welcome; nothing else may follow the value. */
+  while (text.len > 0 &&
+         (text.data[text.len - 1] == ' ' || text.data[text.len - 1] == '\t' ||
+          text.data[text.len - 1] == '\r' || text.data[text.len - 1] == '\n'))
+    text.len--;
+  if (text.len >= INT_MAX) {
+    why = "too large";
+    goto done;
+  }
+  /* The NUL ends the last token: "null" or a number needs an end. */
+  text.data[text.len] = '\0';
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  config = json_tokener_parse_ex(tok, text.data, (int)text.len + 1);
+  if (json_tokener_get_error(tok) != json_tokener_success ||
+      json_tokener_get_parse_end(tok) != text.len) {
+    why = "not one JSON value";
+    json_object_put(config);
+    goto done;
+  }
+  if (config != NULL && !json_object_is_type(config, json_type_object)) {
+    why = "must be a JSON object or null";
+    json_object_put(config);
+    goto done;
+  }
+  o->worker_config = config;
+  rc = 0;
+done:
+  if (rc != 0)
+    log_error("--worker-config-fd %d: %s", fd, why);
+  json_tokener_free(tok);
+  strbuf_free(&text);
+  close(fd);
+  return rc;
+}
+
+/* Worker mode serves one plugin to the mcpd that started it, over stdio,
+ * with everything else given on the command line: refuse what belongs to
+ * a server of its own. */
+static int check_worker(options *o, const char *listen_addr, int config_fd) {
+  const char *clash = NULL;
+
+  if (o->worker_path == NULL) {
+    if (config_fd >= 0 || o->rlimit_as_mib || o->rlimit_cpu_s ||
+        o->rlimit_nofile) {
+      log_error("--worker-config-fd and --rlimit-* go with --worker");
+      return -1;
+    }
+    return 0;
+  }
+  if (strcmp(o->transport, "stdio") != 0)
+    clash = "--transport";
+  else if (listen_addr != NULL)
+    clash = "--listen";
+  else if (o->plugin_dirs_given)
+    clash = "--plugins";
+  else if (o->config_path != NULL)
+    clash = "--config";
+  else if (o->mode == MODE_LIST)
+    clash = "--list";
+  else if (o->mode == MODE_CALL)
+    clash = "--call";
+  if (clash != NULL) {
+    log_error("--worker cannot go with %s", clash);
+    return -1;
+  }
+  o->mode = MODE_WORKER;
+  o->watch = 0;
+  return config_fd >= 0 ? read_worker_config(o, config_fd) : 0;
+}
+
 int options_parse(options *o, int argc, char **argv) {
   int c;
   cli_given cli = {0};
   const char *listen_addr = NULL;
   const char *auth_flag = NULL; /* the first authorization option given */
+  int config_fd = -1;           /* --worker-config-fd */
+  size_t size;
 
   memset(o, 0, sizeof(*o));
   o->log_level = LOG_LEVEL_INFO;
@@ -690,6 +815,53 @@ int options_parse(options *o, int argc, char **argv) {
     case OPT_VERSION:
       o->mode = MODE_VERSION;
       return 0;
+    case OPT_WORKER:
+      if (optarg[0] == '\0') {
+        log_error("--worker needs a plugin path");
+        return -1;
+      }
+      o->worker_path = optarg;
+      break;
+    case OPT_WORKER_CONFIG_FD: {
+      size_t fd;
+      /* 0 and 1 are the host's socket, 2 its stderr. */
+      if (parse_size(optarg, 3, INT_MAX, &fd) != 0 ||
+          fcntl((int)fd, F_GETFD) < 0) {
+        log_error("--worker-config-fd: \"%s\" is not an open descriptor "
+                  "above 2",
+                  optarg);
+        return -1;
+      }
+      config_fd = (int)fd;
+      break;
+    }
+    case OPT_RLIMIT_AS:
+      if (parse_size(optarg, 1, 1048576, &size) != 0) {
+        log_error("--rlimit-as: \"%s\" is not a number of MiB from 1 to "
+                  "1048576",
+                  optarg);
+        return -1;
+      }
+      o->rlimit_as_mib = size;
+      break;
+    case OPT_RLIMIT_CPU:
+      if (parse_size(optarg, 1, 31536000, &size) != 0) {
+        log_error("--rlimit-cpu: \"%s\" is not a number of seconds from 1 "
+                  "to 31536000",
+                  optarg);
+        return -1;
+      }
+      o->rlimit_cpu_s = size;
+      break;
+    case OPT_RLIMIT_NOFILE:
+      if (parse_size(optarg, 1, 1048576, &size) != 0) {
+        log_error("--rlimit-nofile: \"%s\" is not a number from 1 to "
+                  "1048576",
+                  optarg);
+        return -1;
+      }
+      o->rlimit_nofile = size;
+      break;
     case ':':
       log_error("option %s needs a value; see --help", argv[optind - 1]);
       return -1;
@@ -724,9 +896,12 @@ int options_parse(options *o, int argc, char **argv) {
     log_error("--args goes with --call TOOL");
     return -1;
   }
+  if (check_worker(o, listen_addr, config_fd) != 0)
+    return -1;
   if (o->config_path && load_config(o, &cli) != 0)
     return -1;
-  if (o->n_plugin_dirs == 0 && default_dirs(o) != 0) {
+  /* A worker scans no directory: it loads the one file it was given. */
+  if (o->mode != MODE_WORKER && o->n_plugin_dirs == 0 && default_dirs(o) != 0) {
     log_error("out of memory");
     return -1;
   }
@@ -743,6 +918,7 @@ void options_free(options *o) {
   json_object_put(o->config);
   json_object_put(o->hosting);
   json_object_put(o->isolate_names);
+  json_object_put(o->worker_config);
   memset(o, 0, sizeof(*o));
 }
 
@@ -784,6 +960,8 @@ uint64_t options_deadline(const options *o, const char *plugin,
 
 json_object *options_plugin_config(const options *o, const char *name) {
   json_object *cfg;
+  if (o->mode == MODE_WORKER)
+    return o->worker_config;
   if (o->plugin_configs &&
       json_object_object_get_ex(o->plugin_configs, name, &cfg))
     return cfg;

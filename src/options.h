@@ -3,6 +3,7 @@
 #define MCPD_OPTIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -19,7 +20,8 @@ typedef enum options_mode {
   MODE_HELP,
   MODE_VERSION,
   MODE_LIST,
-  MODE_CALL
+  MODE_CALL,
+  MODE_WORKER /* --worker: one plugin, served to the mcpd that started us */
 } options_mode;
 
 typedef struct options {
@@ -64,6 +66,14 @@ typedef struct options {
   const char *resource_url; /* the MCP endpoint as clients see it */
   const char *call_tool;
   const char *call_args;
+  /* Worker mode (internal; see src/worker.c): the plugin to serve, and
+   * its config as read from --worker-config-fd (owned; NULL for none). */
+  const char *worker_path;
+  json_object *worker_config;
+  /* Worker mode: limits set before the plugin is loaded; 0 for none. */
+  uint64_t rlimit_as_mib;
+  uint64_t rlimit_cpu_s;
+  uint64_t rlimit_nofile;
 } options;
 
 /* Parses argv and the --config file.  Returns 0, or -1 after printing one
@@ -84,7 +94,8 @@ int options_isolated(const options *o, const char *plugin);
  * "openFiles"), or 0 for none. */
 uint64_t options_limit(const options *o, const char *plugin, const char *key);
 
-/* Plugin config for plugin `name`, borrowed, or NULL. */
+/* Plugin config for plugin `name`, borrowed, or NULL.  In worker mode it
+ * is the one config the host passed, whatever the name. */
 json_object *options_plugin_config(const options *o, const char *name);
 
 #endif

@@ -2,9 +2,11 @@
  * shutdown. */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #ifdef HAVE_PRCTL
 #include <sys/prctl.h>
@@ -157,9 +159,12 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->exec.arg = srv;
   srv->exec.request_timeout_ms = opts->request_timeout_ms;
   srv->exec.opts = opts;
+  srv->exec.worker = opts->mode == MODE_WORKER;
   /* Half the worker threads at most for any one plugin: the rest stay for
-   * the others, whatever one plugin's calls do. */
-  srv->exec.pool_cap = (unsigned)((opts->threads + 1) / 2);
+   * the others, whatever one plugin's calls do.  A worker's threads are
+   * all its one plugin's. */
+  srv->exec.pool_cap =
+      opts->mode == MODE_WORKER ? 0 : (unsigned)((opts->threads + 1) / 2);
   if (methods_init(&srv->methods, &srv->registry, opts, &srv->exec) != 0)
     return -1;
   srv->methods.roots_changed_cb = roots_changed_cb;
@@ -276,6 +281,9 @@ int server_serve_stdio(server *srv) {
     log_error("out of memory");
     return -1;
   }
+  /* A worker's one peer is the host, which routes what relates to a
+   * request by the tag. */
+  srv->stdio_session->tag_related = srv->opts->mode == MODE_WORKER;
   watchdog_start(stdio_transport_input_fd(srv->stdio));
   return stdio_transport_start(srv->stdio);
 }
@@ -288,7 +296,8 @@ static void http_closed_cb(void *arg);
 static void signal_cb(uv_signal_t *handle, int signum) {
   server *srv = handle->data;
   if (signum == SIGHUP) {
-    if (srv->shutting_down)
+    /* A worker has no directory to rescan; its host reloads it. */
+    if (srv->shutting_down || srv->opts->mode == MODE_WORKER)
       return;
     log_info("SIGHUP: rescanning plugin directories");
     loader_scan(&srv->loader);
@@ -338,10 +347,110 @@ void server_catch_signals(server *srv) {
   }
 }
 
+/* Worker mode: the limits the host asked for, soft and hard, so that the
+ * plugin cannot raise them again. */
+static int set_limits(const options *o) {
+  const struct {
+    int resource;
+    const char *flag;
+    uint64_t value; /* 0 for none */
+    rlim_t unit;
+  } limits[] = {
+      {RLIMIT_AS, "--rlimit-as", o->rlimit_as_mib, (rlim_t)1 << 20},
+      {RLIMIT_CPU, "--rlimit-cpu", o->rlimit_cpu_s, 1},
+      {RLIMIT_NOFILE, "--rlimit-nofile", o->rlimit_nofile, 1},
+  };
+
+  for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+    struct rlimit rl;
+    if (limits[i].value == 0)
+      continue;
+    rl.rlim_cur = rl.rlim_max = (rlim_t)limits[i].value * limits[i].unit;
+    if (setrlimit(limits[i].resource, &rl) != 0) {
+      log_error("%s %llu: setrlimit failed: %s", limits[i].flag,
+                (unsigned long long)limits[i].value, strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Worker mode: tells the host which plugin this is, in the initialize
+ * result's _meta, so that it needs no second look at the file. */
+static int describe_plugin(server *srv, const plugin *p) {
+  json_object *meta = json_object_new_object();
+  json_object *info = json_object_new_object();
+
+  if (meta == NULL || info == NULL) {
+    json_object_put(meta);
+    json_object_put(info);
+    return -1;
+  }
+  json_object_object_add(info, "name", json_object_new_string(p->name));
+  json_object_object_add(info, "version", json_object_new_string(p->version));
+  if (p->description != NULL)
+    json_object_object_add(info, "description",
+                           json_object_new_string(p->description));
+  json_object_object_add(meta, "io.mcpd/plugin", info);
+  json_object_put(srv->methods.initialize_meta);
+  srv->methods.initialize_meta = meta;
+  return 0;
+}
+
+static void pool_nothing_cb(uv_work_t *work) {
+  (void)work;
+}
+
+static void pool_started_cb(uv_work_t *work, int status) {
+  (void)status;
+  free(work);
+}
+
+/* libuv starts its pool threads on the first work queued, and aborts
+ * when it cannot.  Under an address-space limit that would be mcpd's
+ * failure, not the plugin's: start them while the limit is not set. */
+static int start_pool(uv_loop_t *loop) {
+  uv_work_t *work = malloc(sizeof(*work));
+  int rc;
+
+  if (work == NULL) {
+    log_error("out of memory");
+    return -1;
+  }
+  rc = uv_queue_work(loop, work, pool_nothing_cb, pool_started_cb);
+  if (rc != 0) {
+    log_error("starting the thread pool: %s", uv_strerror(rc));
+    free(work);
+    return -1;
+  }
+  return 0;
+}
+
+/* Worker mode: limits, then the one plugin, or nothing at all. */
+static int start_worker(server *srv) {
+  const options *o = srv->opts;
+  plugin *p;
+
+  if (o->rlimit_as_mib != 0 && start_pool(srv->loop) != 0)
+    return -1;
+  if (set_limits(o) != 0)
+    return -1;
+  /* The loader says why in one line when it fails. */
+  if ((p = loader_load_file(&srv->loader, o->worker_path)) == NULL)
+    return -1;
+  if (describe_plugin(srv, p) != 0) {
+    log_error("out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 int server_start(server *srv, int serve) {
   options *o = srv->opts;
   if (serve)
     server_catch_signals(srv);
+  if (o->mode == MODE_WORKER)
+    return start_worker(srv);
   loader_scan(&srv->loader);
   /* Once, after the first scan: a config entry that names no loaded
    * plugin is most likely a typo. */

@@ -62,7 +62,8 @@ typedef struct server {
 int server_init(server *srv, uv_loop_t *loop, options *opts);
 /* Loads the plugins.  With `serve`, also starts signals, the parent
  * watchdog and the watch on plugin directories (--list and --call pass
- * 0). */
+ * 0).  In worker mode it sets the resource limits and loads the one
+ * plugin instead; -1 when either fails (the reason was logged). */
 int server_start(server *srv, int serve);
 /* Starts the handling of SIGTERM, SIGINT, SIGHUP and the parent's death;
  * server_start(srv, 1) does it too.  Called before serving, so that no

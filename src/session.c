@@ -81,13 +81,68 @@ static void write_out(session *s, json_object *related, int answer,
   free(fixed);
 }
 
+/* Adds a reference to `val` to `obj` under `key`; json-c keeps the
+ * reference only when the add succeeds.  Returns 0 or -1. */
+static int add_ref(json_object *obj, const char *key, json_object *val) {
+  if (json_object_object_add(obj, key, json_object_get(val)) == 0)
+    return 0;
+  json_object_put(val);
+  return -1;
+}
+
+/* Copies the members of object `from` (if it is one) into `to`, but
+ * `skip`.  Returns 0 or -1. */
+static int copy_members(json_object *to, json_object *from, const char *skip) {
+  if (!json_object_is_type(from, json_type_object))
+    return 0;
+  json_object_object_foreach(from, key, val) {
+    if (strcmp(key, skip) != 0 && add_ref(to, key, val) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Sets params._meta["io.mcpd/related"] of notification or request `msg`
+ * to `id`, keeping the other members of params and _meta.  The params
+ * object may be shared (one log line goes to several sessions), so it is
+ * replaced by a copy one level deep, never changed.  Returns 0, or -1
+ * when out of memory. */
+static int tag_related(json_object *msg, json_object *id) {
+  json_object *params = NULL, *meta = NULL;
+  json_object *copy = json_object_new_object();
+  json_object *meta_copy = json_object_new_object();
+  int rc = -1;
+
+  json_object_object_get_ex(msg, "params", &params);
+  if (json_object_is_type(params, json_type_object))
+    json_object_object_get_ex(params, "_meta", &meta);
+  if (copy != NULL && meta_copy != NULL &&
+      copy_members(copy, params, "_meta") == 0 &&
+      copy_members(meta_copy, meta, "io.mcpd/related") == 0 &&
+      add_ref(meta_copy, "io.mcpd/related", id) == 0 &&
+      add_ref(copy, "_meta", meta_copy) == 0 &&
+      add_ref(msg, "params", copy) == 0)
+    rc = 0;
+  json_object_put(copy);
+  json_object_put(meta_copy);
+  return rc;
+}
+
 /* Writes a message built as a json-c tree; consumes it. */
 static void send_related(session *s, json_object *related, json_object *msg) {
   size_t len;
-  const char *text = jsonrpc_to_string(msg, &len);
+  const char *text;
   /* Whatever has no method -- a response, a batch of them, an error --
    * is an answer. */
   int answer = !json_object_object_get_ex(msg, "method", NULL);
+
+  if (s->tag_related && related != NULL && !answer &&
+      tag_related(msg, related) != 0) {
+    log_error("out of memory tagging a message with its request; dropped");
+    json_object_put(msg);
+    return;
+  }
+  text = jsonrpc_to_string(msg, &len);
   write_out(s, related, answer, &text, &len, 1, 0);
   json_object_put(msg);
 }
@@ -578,6 +633,11 @@ void session_oversize(session *s, size_t max) {
 
 void session_notify(session *s, const char *method, json_object *params) {
   session_notify_related(s, NULL, method, params);
+}
+
+void session_notify_about(session *s, const request *r, const char *method,
+                          json_object *params) {
+  session_notify_related(s, s->tag_related ? r : NULL, method, params);
 }
 
 void session_notify_related(session *s, const request *r, const char *method,

@@ -95,6 +95,10 @@ typedef struct session {
   /* The client's roots (the roots/list result's array) as JSON text, or
    * NULL; kept by the methods. */
   char *roots;
+  /* Worker mode: every notification or request that relates to a request
+   * of the peer carries that request's id as params._meta
+   * ["io.mcpd/related"], so the host can route it over one stream. */
+  int tag_related;
   void *data; /* the owner's */
 } session;
 
@@ -120,6 +124,12 @@ void session_notify(session *s, const char *method, json_object *params);
  * the transport is told it relates to r's id. */
 void session_notify_related(session *s, const request *r, const char *method,
                             json_object *params);
+
+/* A notification about request `r` that needs no place on r's own stream
+ * (notifications/elicitation/complete): written as session_notify()
+ * does, but tagged with r's id where the session tags related messages. */
+void session_notify_about(session *s, const request *r, const char *method,
+                          json_object *params);
 
 /* Every request gets exactly one of these; they consume their arguments
  * and free the request.  A NULL result is {}.  request_reply_raw takes the

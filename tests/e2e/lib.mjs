@@ -206,16 +206,17 @@ export class McpdProcess {
   /**
    * Spawns mcpd.  `args` are passed as they are; `plugins` (a directory or a
    * list of them) adds `--plugins DIR` for each and `--no-watch` unless
-   * `watch` is true.
+   * `watch` is true.  `extraStdio` becomes fds 3, 4, ... of the child (as
+   * child_process.spawn's `stdio` entries).
    */
-  constructor(args = [], { plugins, watch = false, env } = {}) {
+  constructor(args = [], { plugins, watch = false, env, extraStdio = [] } = {}) {
     const full = [];
     for (const dir of [].concat(plugins ?? [])) full.push('--plugins', dir);
     if (plugins !== undefined && !watch) full.push('--no-watch');
     full.push(...args);
     this.args = full;
     this.child = track(
-      spawn(MCPD, full, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env }),
+      spawn(MCPD, full, { stdio: ['pipe', 'pipe', 'pipe', ...extraStdio], env: env ?? process.env }),
     );
     this.pid = this.child.pid;
     /** Every parsed message from stdout, in arrival order. */

@@ -14,6 +14,8 @@
  *                                 POOL; elicitation/create in url mode,
  *                                 then elicitation_complete(id) on accept
  *   roots                         call_roots() as JSON text
+ *   meta, meta_pool               the request's _meta as JSON text, or
+ *                                 null (INLINE and POOL)
  *   roots_changes                 how often on_roots_changed ran
  *
  * It starts no threads of its own: the POOL tools wait on the host's pool
@@ -207,6 +209,12 @@ static int tool_roots(mcpd_call *call, const mcpd_request *req) {
   return rc;
 }
 
+static int tool_meta(mcpd_call *call, const mcpd_request *req) {
+  if (req->meta == NULL)
+    return req->host->result_text(call, "null");
+  return req->host->result_text(call, compact(req->meta));
+}
+
 static int tool_roots_changes(mcpd_call *call, const mcpd_request *req) {
   struct asker *a = req->state;
 
@@ -261,6 +269,18 @@ static const mcpd_tool tools[] = {
         .description = "The client's roots as the call sees them.",
         .call = tool_roots,
         .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "meta",
+        .description = "The request's _meta as the plugin sees it.",
+        .call = tool_meta,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "meta_pool",
+        .description = "The request's _meta as a POOL callback sees it.",
+        .call = tool_meta,
+        .exec = MCPD_EXEC_POOL,
     },
     {
         .name = "roots_changes",
