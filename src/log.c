@@ -12,6 +12,11 @@ static log_level current_level = LOG_LEVEL_INFO;
 static int log_fd = 2;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
+static char prefix[96] = "mcpd";
+
+void log_set_prefix(const char *p) {
+  snprintf(prefix, sizeof(prefix), "%s", p);
+}
 
 void log_set_level(log_level level) {
   current_level = level;
@@ -39,7 +44,7 @@ void log_vmsg(log_level level, const char *fmt, va_list ap) {
 
   if (level > current_level)
     return;
-  n = snprintf(line, sizeof(line), "mcpd: %s: ", level_names[level]);
+  n = snprintf(line, sizeof(line), "%s: %s: ", prefix, level_names[level]);
   len = (size_t)n;
   n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
   if (n < 0)

@@ -20,6 +20,8 @@ void log_set_level(log_level level);
 int log_level_parse(const char *name);
 /* Redirects log output to `fd` (stderr by default). */
 void log_set_fd(int fd);
+/* What starts every line instead of "mcpd" (a worker names its plugin). */
+void log_set_prefix(const char *prefix);
 
 void log_msg(log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

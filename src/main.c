@@ -99,6 +99,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   log_set_level((log_level)opts.log_level);
+  if (opts.mode == MODE_WORKER) {
+    /* Its lines share the host's stderr: say whose they are. */
+    const char *base = strrchr(opts.worker_path, '/');
+    char prefix[96];
+    snprintf(prefix, sizeof(prefix), "mcpd[%s]",
+             base ? base + 1 : opts.worker_path);
+    log_set_prefix(prefix);
+  }
 #ifndef MCPD_WITH_HTTP
   if (opts.listen != NULL && opts.mode == MODE_SERVE) {
     options_free(&opts);

@@ -500,6 +500,7 @@ reg_entry *reg_entry_remote(reg_kind kind, json_object *item,
     goto oom;
   e->remote = 1;
   json_object_put(e->listing);
+  e->listing = NULL;
   if (json_object_deep_copy(item, &e->listing, NULL) != 0) {
     e->listing = NULL;
     goto oom;

@@ -246,8 +246,8 @@ static void listed(worker *w, int kind, json_object *result) {
     for (int k = 0; k < REG_KINDS; k++)
       register_kind(w, k);
     w->ready = 1;
-    log_info("plugin \"%s\": its worker (pid %d) serves %zu tools", w->p->name,
-             w->proc ? w->proc->pid : 0, registry_count(w->env->registry, 0));
+    log_debug("plugin \"%s\": its worker (pid %d) is ready", w->p->name,
+              w->proc ? w->proc->pid : 0);
   } else {
     register_kind(w, kind);
   }
