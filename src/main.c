@@ -75,6 +75,11 @@ static int exec_http(char **argv) {
 }
 #endif
 
+static void exit_now(int status, void *arg) {
+  (void)arg;
+  _exit(status);
+}
+
 int main(int argc, char **argv) {
   options opts;
   server srv;
@@ -100,6 +105,10 @@ int main(int argc, char **argv) {
   }
   log_set_level((log_level)opts.log_level);
   if (opts.mode == MODE_WORKER) {
+    /* A plugin that calls exit() from one of its threads would run the
+     * process's destructors under the feet of the others, and abort: the
+     * status it asked for is what the host should hear. */
+    on_exit(exit_now, NULL);
     /* Its lines share the host's stderr: say whose they are. */
     const char *base = strrchr(opts.worker_path, '/');
     char prefix[96];

@@ -24,6 +24,8 @@
  * reading. */
 #define SHUTDOWN_GRACE_MS 600
 #define SHUTDOWN_CANCEL_MS 150
+/* How long input waits at start for isolated plugins to be ready. */
+#define HOLD_MS 5000
 
 /* --- what comes up from below ------------------------------------------- */
 
@@ -118,11 +120,15 @@ static void roots_changed_cb(void *arg) {
 }
 
 static void calls_drained_cb(void *arg);
+static void worker_started_cb(void *arg);
 
 /* loader_env.isolate_cb and unisolate_cb */
 static int isolate_cb(void *arg, plugin *p) {
   server *srv = arg;
-  return worker_start(&srv->workers, p);
+  if (worker_start(&srv->workers, p) != 0)
+    return -1;
+  srv->workers_starting++;
+  return 0;
 }
 
 static void unisolate_cb(void *arg, plugin *p) {
@@ -170,6 +176,8 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->methods.roots_changed_cb = roots_changed_cb;
   srv->methods.arg = srv;
 
+  uv_timer_init(loop, &srv->hold_timer);
+  srv->hold_timer.data = srv;
   uv_timer_init(loop, &srv->announce_timer);
   srv->announce_timer.data = srv;
   uv_timer_init(loop, &srv->shutdown_timer);
@@ -187,6 +195,7 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->workers.opts = opts;
   srv->workers.changed_cb = registry_changed_cb;
   srv->workers.report_cb = worker_report_cb;
+  srv->workers.started_cb = worker_started_cb;
   call_worker_env(&srv->exec, &srv->workers);
   srv->workers.report_arg = srv;
   {
@@ -285,7 +294,37 @@ int server_serve_stdio(server *srv) {
    * request by the tag. */
   srv->stdio_session->tag_related = srv->opts->mode == MODE_WORKER;
   watchdog_start(stdio_transport_input_fd(srv->stdio));
-  return stdio_transport_start(srv->stdio);
+  /* Reading starts once the plugins are loaded (server_start), isolated
+   * ones included: a client's first tools/list then sees them all. */
+  srv->input_held = 1;
+  return 0;
+}
+
+/* Starts reading the client's input, if it was held. */
+static void release_input(server *srv) {
+  if (!srv->input_held)
+    return;
+  srv->input_held = 0;
+  uv_timer_stop(&srv->hold_timer);
+  if (srv->stdio != NULL && !srv->shutting_down &&
+      stdio_transport_start(srv->stdio) != 0) {
+    log_error("cannot read stdin");
+    server_shutdown(srv, "no stdin");
+  }
+}
+
+static void hold_timeout_cb(uv_timer_t *t) {
+  server *srv = t->data;
+  log_warn("isolated plugins are slow to start; serving without waiting "
+           "for them");
+  release_input(srv);
+}
+
+/* worker_env.started_cb: one more isolated plugin is ready (or failed). */
+static void worker_started_cb(void *arg) {
+  server *srv = arg;
+  if (srv->workers_starting > 0 && --srv->workers_starting == 0)
+    release_input(srv);
 }
 
 /* --- signals and the parent --------------------------------------------- */
@@ -447,11 +486,19 @@ static int start_worker(server *srv) {
 
 int server_start(server *srv, int serve) {
   options *o = srv->opts;
+  int rc;
   if (serve)
     server_catch_signals(srv);
-  if (o->mode == MODE_WORKER)
-    return start_worker(srv);
+  if (o->mode == MODE_WORKER) {
+    rc = start_worker(srv);
+    release_input(srv);
+    return rc;
+  }
   loader_scan(&srv->loader);
+  if (srv->workers_starting == 0)
+    release_input(srv);
+  else if (srv->input_held)
+    uv_timer_start(&srv->hold_timer, hold_timeout_cb, HOLD_MS, 0);
   /* Once, after the first scan: a config entry that names no loaded
    * plugin is most likely a typo. */
   loader_warn_unused_configs(&srv->loader);

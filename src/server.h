@@ -50,7 +50,10 @@ typedef struct server {
   void *http;
   void (*http_refuse)(void *http);
   void (*http_close)(void *http, void (*done)(void *arg), void *arg, int now);
-  int closing_outputs; /* transports still flushing at shutdown */
+  int closing_outputs;       /* transports still flushing at shutdown */
+  int input_held;            /* stdin waits for the plugins to load */
+  unsigned workers_starting; /* isolated plugins not ready yet */
+  uv_timer_t hold_timer;
   watch *watch;
 
   int catching; /* signals and the parent are watched */

@@ -62,7 +62,8 @@ struct worker {
   int ready;    /* listed and registered */
   int stopping; /* the plugin was unloaded */
   int parked;
-  int alive; /* the process runs */
+  int started; /* started_cb was called */
+  int alive;   /* the process runs */
   int exit_status, term_signal;
   unsigned crashes;               /* in the current window */
   uint64_t window_start;          /* of that window */
@@ -80,6 +81,7 @@ static void free_handle_cb(uv_handle_t *h) {
 }
 
 static void worker_free_if_done(worker *w);
+static void settle(worker *w);
 
 /* --- sending ------------------------------------------------------------ */
 
@@ -246,12 +248,22 @@ static void listed(worker *w, int kind, json_object *result) {
     for (int k = 0; k < REG_KINDS; k++)
       register_kind(w, k);
     w->ready = 1;
+    settle(w);
     log_debug("plugin \"%s\": its worker (pid %d) is ready", w->p->name,
               w->proc ? w->proc->pid : 0);
   } else {
     register_kind(w, kind);
   }
   w->env->changed_cb(w->env->report_arg);
+}
+
+/* The first start is over, one way or the other. */
+static void settle(worker *w) {
+  if (!w->started) {
+    w->started = 1;
+    if (w->env->started_cb != NULL)
+      w->env->started_cb(w->env->report_arg);
+  }
 }
 
 /* --- receiving ---------------------------------------------------------- */
@@ -479,6 +491,7 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
   uint64_t now = uv_now(w->env->loop), delay;
 
   w->alive = 0;
+  settle(w);
   w->exit_status = (int)status;
   w->term_signal = signum;
   uv_close((uv_handle_t *)proc, free_handle_cb);
@@ -726,6 +739,7 @@ void worker_stop(plugin *p) {
   worker *w = p->worker;
   if (w == NULL)
     return;
+  settle(w);
   p->worker = NULL;
   w->stopping = 1;
   uv_timer_stop(w->restart);

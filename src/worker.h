@@ -46,6 +46,9 @@ typedef struct worker_env {
                      const char *method, json_object *params);
   /* Something about the worker itself worth telling every client. */
   void (*report_cb)(void *arg, int level, const char *logger, const char *text);
+  /* Once per worker_start(): the worker is ready, or its first start
+   * failed. */
+  void (*started_cb)(void *arg);
   void *arg;        /* for notify_cb and request_cb */
   void *report_arg; /* for changed_cb and report_cb */
 } worker_env;

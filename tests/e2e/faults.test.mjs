@@ -439,7 +439,7 @@ describe('crashes, isolated', () => {
   for (const [fault, signal] of Object.entries(CRASHES)) {
     for (const mode of MODES) {
       const tool = `${fault}_${mode}`;
-      test(`${tool}: one error naming the plugin and the signal; echo, ping, clean stdout, exit 0 on EOF`, { skip: NEEDS_ISOLATION }, async (t) => {
+      test(`${tool}: one error naming the plugin and the signal; echo, ping, clean stdout, exit 0 on EOF`, async (t) => {
         const mcpd = await stdio(t, { args: ['--isolate', 'fault'] });
         const callId = id(tool);
         const report = crashReport(await mcpd.request('tools/call', { name: tool }, { id: callId, timeout: 5000 }));
