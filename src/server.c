@@ -541,6 +541,7 @@ static void finish_shutdown(server *srv) {
     server_close_session(srv, srv->sessions[0]);
   /* fini() joins the plugins' threads; what they queued runs after. */
   loader_free(&srv->loader);
+  worker_shutdown();
   call_exec_close(&srv->exec);
   uv_walk(srv->loop, close_walk_cb, NULL);
 }

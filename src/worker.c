@@ -32,6 +32,7 @@ static const char *const list_keys[REG_KINDS] = {
     "tools", "resources", "resourceTemplates", "prompts"};
 
 static char *program;
+static struct worker *all_workers;
 
 typedef enum pending_kind {
   P_CALL,   /* a forwarded call: done() reports */
@@ -69,6 +70,7 @@ struct worker {
   uint64_t window_start;          /* of that window */
   uv_timer_t *restart;            /* backoff, or the kill at stop */
   json_object *staged[REG_KINDS]; /* list items while listing */
+  struct worker *next_all;        /* every worker, for shutdown */
 };
 
 void worker_set_program(const char *path) {
@@ -462,7 +464,14 @@ static int spawn(worker *w);
 
 static void restart_cb(uv_timer_t *t) {
   worker *w = t->data;
-  if (!w->stopping && !w->alive && w->pipe == NULL && spawn(w) != 0)
+  if (w->stopping || w->alive)
+    return;
+  if (w->pipe != NULL) {
+    /* The old connection is still closing. */
+    uv_timer_start(t, restart_cb, 10, 0);
+    return;
+  }
+  if (spawn(w) != 0)
     log_error("plugin \"%s\": its worker could not be restarted", w->p->name);
 }
 
@@ -713,6 +722,8 @@ int worker_start(const worker_env *env, plugin *p) {
   w->env = env;
   w->p = p;
   plugin_ref(p);
+  w->next_all = all_workers;
+  all_workers = w;
   framer_init(&w->in, env->opts->max_message);
   uv_timer_init(env->loop, w->restart);
   w->restart->data = w;
@@ -753,9 +764,40 @@ void worker_stop(plugin *p) {
   worker_free_if_done(w);
 }
 
+static void proc_closed_cb(uv_handle_t *h) {
+  worker *w = h->data;
+  free(h);
+  w->proc = NULL;
+  worker_free_if_done(w);
+}
+
+void worker_shutdown(void) {
+  for (worker *w = all_workers; w; w = w->next_all) {
+    if (w->p->worker == w)
+      w->p->worker = NULL;
+    w->stopping = 1;
+    settle(w);
+    fail_pending(w, "mcpd is exiting", NULL);
+    uv_timer_stop(w->restart);
+    close_pipe(w);
+    if (w->proc != NULL && !uv_is_closing((uv_handle_t *)w->proc)) {
+      /* Not waiting for it: it has its EOF, and the parent's death would
+       * end it anyway. */
+      w->alive = 0;
+      uv_close((uv_handle_t *)w->proc, proc_closed_cb);
+    }
+    worker_free_if_done(w);
+  }
+}
+
 static void restart_closed_cb(uv_handle_t *h) {
   worker *w = h->data;
   free(h);
+  for (worker **pp = &all_workers; *pp; pp = &(*pp)->next_all)
+    if (*pp == w) {
+      *pp = w->next_all;
+      break;
+    }
   framer_free(&w->in);
   json_tokener_free(w->tok);
   plugin_release(w->p);

@@ -63,6 +63,10 @@ int worker_start(const worker_env *env, plugin *p);
  * error, the process gets EOF and, after a grace period, SIGKILL. */
 void worker_stop(plugin *p);
 
+/* At exit: lets go of every worker (each has EOF) and closes their
+ * handles, so that the loop can close. */
+void worker_shutdown(void);
+
 /* Forwards `method` with `params` (taken over) for `call`; done(call,
  * result, error) runs exactly once on the loop (both borrowed; one is
  * NULL), unless this returns -1 (the worker is not ready).  *id gets the
