@@ -155,6 +155,7 @@ int cli_list(server *srv) {
 
   memory_transport_init(&mt, NULL, NULL);
   server_start(srv, 0);
+  server_wait_plugins(srv);
   s = server_open_session(srv, memory_transport_write, &mt);
   if (s != NULL) {
     session_handle_line(s, CLI_INITIALIZE, strlen(CLI_INITIALIZE));
@@ -228,6 +229,7 @@ int cli_call(server *srv, const char *tool, const char *args) {
     goto done;
   }
   server_start(srv, 0);
+  server_wait_plugins(srv);
   s = server_open_session(srv, memory_transport_write, &mt);
   if (s == NULL) {
     log_error("out of memory");

@@ -508,6 +508,14 @@ int server_start(server *srv, int serve) {
   return 0;
 }
 
+void server_wait_plugins(server *srv) {
+  uint64_t start = uv_now(srv->loop);
+  while (srv->workers_starting > 0 && uv_now(srv->loop) - start < HOLD_MS) {
+    uv_run(srv->loop, UV_RUN_ONCE);
+    uv_update_time(srv->loop);
+  }
+}
+
 /* --- shutdown ----------------------------------------------------------- */
 
 static void close_walk_cb(uv_handle_t *handle, void *arg) {

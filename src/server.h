@@ -72,6 +72,9 @@ int server_start(server *srv, int serve);
  * server_start(srv, 1) does it too.  Called before serving, so that no
  * signal finds mcpd listening without a handler. */
 void server_catch_signals(server *srv);
+/* Runs the loop until every isolated plugin's worker is ready (at most
+ * 5 s): for --list and --call, which do not serve. */
+void server_wait_plugins(server *srv);
 /* Serves one client on stdin/stdout until input ends. */
 int server_serve_stdio(server *srv);
 
