@@ -692,6 +692,14 @@ static void worker_notify_cb(void *arg, void *call, plugin *p,
   request *r = c != NULL ? c->req : NULL;
   json_object *copy = NULL;
 
+  if (strcmp(method, "notifications/resources/updated") == 0) {
+    json_object *uri = NULL;
+    if (c == NULL && e->updated_cb != NULL &&
+        json_object_object_get_ex(params, "uri", &uri) &&
+        json_object_is_type(uri, json_type_string))
+      e->updated_cb(e->arg, json_object_get_string(uri));
+    return;
+  }
   if (strcmp(method, "notifications/message") == 0) {
     json_object *level = NULL, *data = NULL;
     const char *text;

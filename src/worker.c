@@ -342,13 +342,6 @@ static void on_notification(worker *w, const char *method,
       return;
     }
   }
-  if (strcmp(method, "notifications/progress") == 0) {
-    json_object *token;
-    if (params != NULL &&
-        json_object_object_get_ex(params, "progressToken", &token) &&
-        json_object_is_type(token, json_type_int))
-      related = (uint64_t)json_object_get_int64(token);
-  }
   if (related != 0 && (q = pending_find(w, related)) != NULL &&
       q->kind == P_CALL)
     call = q->call;
@@ -817,7 +810,6 @@ int worker_call(plugin *p, const char *method, json_object *params, void *call,
                              json_object *error),
                 uint64_t *id) {
   worker *w = p->worker;
-  json_object *meta, *token;
   pending *q;
 
   if (w == NULL || !w->ready || !w->alive) {
@@ -831,12 +823,6 @@ int worker_call(plugin *p, const char *method, json_object *params, void *call,
   q->call = call;
   q->done = done;
   *id = q->id;
-  /* The worker's progress names the forwarded request, which is unique;
-   * the owner puts the client's own token back. */
-  if (params != NULL && json_object_object_get_ex(params, "_meta", &meta) &&
-      json_object_object_get_ex(meta, "progressToken", &token))
-    json_object_object_add(meta, "progressToken",
-                           json_object_new_int64((int64_t)q->id));
   {
     json_object *msg = json_object_new_object();
     json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));

@@ -11,9 +11,9 @@
  * backoff -- or parked, if it keeps crashing.
  *
  * On the wire, beyond plain MCP: a forwarded request carries
- * `_meta["io.mcpd/client"]` (the real client's capabilities and roots),
- * and its progress token is replaced by the forwarded id; what the worker
- * sends about a request carries `_meta["io.mcpd/related"]`, that id. */
+ * `_meta["io.mcpd/client"]` (the real client's capabilities and roots);
+ * what the worker sends about a request (progress included) carries
+ * `_meta["io.mcpd/related"]`, the forwarded request's id. */
 #ifndef MCPD_WORKER_H
 #define MCPD_WORKER_H
 
