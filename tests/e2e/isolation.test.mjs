@@ -3,7 +3,7 @@
 // (`mcpd --worker PATH`, a child of mcpd), and
 //   - the official SDK client gets the same answers through a worker as
 //     from an in-process plugin: tools, progress, logs, sampling,
-//     elicitation, resources (updates of a subscription: todo), prompts,
+//     elicitation, resources (and updates of a subscription), prompts,
 //     completion;
 //   - a worker that crashes fails the calls in flight with one error that
 //     names the plugin and the signal, its tools leave and come back with
@@ -347,9 +347,6 @@ describe('the official SDK client through workers', () => {
     assert.equal(workers(inProcess.child.pid).size, 0, 'no worker without --isolate');
 
     const [got, want] = await Promise.all([converse(isolated), converse(inProcess)]);
-    // The token a tool sees differs through a worker: see the todo below.
-    delete got.progressResult;
-    delete want.progressResult;
     assert.deepEqual(got, want);
     // And the answers are the right ones, not the same wrong ones.
     assert.equal(resultText(got.simple), 'This is a simple text response for testing.');
@@ -381,14 +378,9 @@ describe('the official SDK client through workers', () => {
     }
   });
 
-  // The worker rewrites _meta.progressToken to the id of the forwarded
-  // request (src/worker.c, worker_call) so that its progress can be routed
-  // back, and the host puts the client's token back in the notifications;
-  // but the plugin itself sees the rewritten token, so everything's
-  // test_tool_with_progress answers "7" instead of "progress-test-1".
-  test('a tool sees the client’s own progress token through the worker', {
-    todo: 'the plugin sees the worker-side request id as its progress token (src/worker.c worker_call)',
-  }, async (t) => {
+  // The plugin sees the client's own token; the worker's progress finds
+  // its way back by the related id.
+  test('a tool sees the client’s own progress token through the worker', async (t) => {
     for (const args of [[], ['--isolate']]) {
       const mcpd = await stdio(t, { plugins: ['everything'], args });
       const res = await mcpd.request(
@@ -406,14 +398,10 @@ describe('the official SDK client through workers', () => {
     }
   });
 
-  // The worker sends notifications/resources/updated for the subscription
-  // (driven directly, `mcpd --worker` does), but mcpd drops it: in
-  // src/call.c worker_notify_cb, a notification related to no call (r ==
-  // NULL) is ignored unless it is notifications/message, so it never
-  // reaches exec->updated_cb.
+  // The worker reports updates of a subscribed resource; mcpd passes them
+  // to the subscribed sessions as it would its own.
   test('a subscription to the watched resource is updated through the worker', {
     timeout: 15000,
-    todo: 'mcpd drops notifications/resources/updated from a worker (src/call.c worker_notify_cb)',
   }, async (t) => {
     for (const isolate of [false, true]) {
       const conn = await sdkConnect(t, isolate);
