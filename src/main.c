@@ -16,6 +16,7 @@
 #include "log.h"
 #include "options.h"
 #include "server.h"
+#include "transport_stdio.h"
 #include "watchdog.h"
 #ifdef MCPD_WITH_HTTP
 #include "server_http.h"
@@ -149,11 +150,25 @@ int main(int argc, char **argv) {
      * transport: it takes fd 1 before any plugin code can write to it. */
     server_catch_signals(&srv);
 #ifdef MCPD_WITH_HTTP
-    rc = opts.listen != NULL ? server_serve_http(&srv)
-                             : server_serve_stdio(&srv);
-#else
-    rc = server_serve_stdio(&srv);
+    if (opts.listen != NULL) {
+      /* Plugins first, isolated ones ready too, then the first client:
+       * its first tools/list sees them all.  fd 1 goes to stderr before
+       * any plugin code runs. */
+      int fd = stdio_take_stdout();
+      if (fd >= 0)
+        close(fd);
+      if (server_start(&srv, 1) == 0)
+        server_wait_plugins(&srv);
+      rc = server_serve_http(&srv);
+      if (rc != 0) {
+        status = 1;
+        server_shutdown(&srv, "cannot listen");
+      }
+      uv_run(&loop, UV_RUN_DEFAULT);
+      break;
+    }
 #endif
+    rc = server_serve_stdio(&srv);
     if (rc != 0) {
       status = 1;
       server_shutdown(&srv, opts.listen != NULL ? "cannot listen" : "no stdio");

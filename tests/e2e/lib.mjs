@@ -28,6 +28,11 @@ export const MCPD = path.join(BUILDDIR, 'src', 'mcpd');
 /** The protocol revision tests negotiate unless they say otherwise. */
 export const LATEST = '2025-11-25';
 
+/** Whether mcpd runs under AddressSanitizer or ThreadSanitizer (setup.sh
+ * sets their options): they reserve terabytes of address space, so no
+ * address-space limit can apply to such a build. */
+export const SANITIZED = Boolean(process.env.ASAN_OPTIONS || process.env.TSAN_OPTIONS);
+
 /** Plugins shipped with mcpd; everything else is a check-only fixture. */
 const BUNDLED = new Set(['echo', 'calc', 'fs']);
 /** Example plugins, built under examples/. */
