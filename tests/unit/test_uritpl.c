@@ -276,7 +276,7 @@ START_TEST(test_match_pathological_returns) {
   memcpy(uri, "x:", 2);
   memset(uri + 2, 'a', n);
   uri[2 + n] = '\0';
-  for (int i = 0; i < 20; i++)
+  for (int i = 0; i < 5; i++)
     ck_assert_ptr_null(uritpl_match(t, uri));
   /* The same template still matches what it should. */
   assert_match(tpl, "x:aaaaaaaaab",
@@ -330,6 +330,9 @@ Suite *uritpl_suite(void) {
   suite_add_tcase(s, tc);
 
   tc = tcase_create("limits");
+  /* A budget-less matcher would never return; a sanitized build on a busy
+   * machine takes seconds for what the budget allows. */
+  tcase_set_timeout(tc, 30);
   tcase_add_test(tc, test_match_long_value);
   tcase_add_test(tc, test_match_pathological_returns);
   suite_add_tcase(s, tc);
