@@ -577,6 +577,23 @@ out:
   json_object_put(bi.obj);
 }
 
+/* The Streamable HTTP session a GET or DELETE names; NULL after answering
+ * 400 (no Mcp-Session-Id) or 404 (none such, or not the caller's). */
+static hsession *session_of(streamable *h, http_exchange *x) {
+  const char *sid = http_exchange_header(x, "Mcp-Session-Id");
+  hsession *hs;
+  if (sid == NULL) {
+    respond_error(x, 400, JSONRPC_INVALID_REQUEST,
+                  "Bad Request: Mcp-Session-Id header is required");
+    return NULL;
+  }
+  if ((hs = session_find(h, sid)) == NULL || hs->legacy) {
+    respond_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
+    return NULL;
+  }
+  return hs;
+}
+
 /* Parses a Last-Event-ID of ours, "<channel>-<seq>". */
 static int parse_event_id(const char *s, unsigned *num, uint64_t *seq) {
   unsigned long long a, b;
@@ -590,7 +607,6 @@ static int parse_event_id(const char *s, unsigned *num, uint64_t *seq) {
 }
 
 static void get_mcp(streamable *h, http_exchange *x) {
-  const char *sid = http_exchange_header(x, "Mcp-Session-Id");
   const char *last = http_exchange_header(x, "Last-Event-ID");
   hsession *hs;
   channel *c;
@@ -602,15 +618,8 @@ static void get_mcp(streamable *h, http_exchange *x) {
                   "Not Acceptable: GET needs Accept: text/event-stream");
     return;
   }
-  if (sid == NULL) {
-    respond_error(x, 400, JSONRPC_INVALID_REQUEST,
-                  "Bad Request: Mcp-Session-Id header is required");
+  if ((hs = session_of(h, x)) == NULL)
     return;
-  }
-  if ((hs = session_find(h, sid)) == NULL || hs->legacy) {
-    respond_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
-    return;
-  }
   hs->last_used = uv_now(h->loop);
   c = &hs->standalone;
   after = c->sent;
@@ -631,17 +640,9 @@ static void get_mcp(streamable *h, http_exchange *x) {
 }
 
 static void delete_mcp(streamable *h, http_exchange *x) {
-  const char *sid = http_exchange_header(x, "Mcp-Session-Id");
-  hsession *hs;
-  if (sid == NULL) {
-    respond_error(x, 400, JSONRPC_INVALID_REQUEST,
-                  "Bad Request: Mcp-Session-Id header is required");
+  hsession *hs = session_of(h, x);
+  if (hs == NULL)
     return;
-  }
-  if ((hs = session_find(h, sid)) == NULL || hs->legacy) {
-    respond_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
-    return;
-  }
   hsession_end(hs);
   http_exchange_respond(x, 200, NULL, "", 0);
 }
