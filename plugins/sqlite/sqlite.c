@@ -85,6 +85,9 @@ struct sq_conn {
   int timed_out;
 };
 
+/* sqlite3_mprintf() is SQLite's printf: its %z frees a string, so sizes
+ * are passed to it as unsigned long long, never with %zu. */
+
 /* --- small helpers ------------------------------------------------------- */
 
 static long long now_ms(void) {
@@ -262,6 +265,12 @@ static char *conn_error(struct sq_conn *c) {
   pthread_mutex_lock(&c->lock);
   cancelled = c->cancelled;
   pthread_mutex_unlock(&c->lock);
+  /* Said in the log too, so an operator sees what stopped a query. */
+  if (c->timed_out || cancelled ||
+      (c->call != NULL && c->host->cancelled(c->call)))
+    c->host->log(c->st->self, MCPD_LOG_DEBUG,
+                 "database %s: statement interrupted (%s)", c->database->name,
+                 c->timed_out ? "timeoutMs" : "cancelled");
   if (c->timed_out)
     return sqlite3_mprintf("interrupted: the statement ran longer than "
                            "timeoutMs (%lld ms); narrow it with WHERE or "
@@ -312,9 +321,10 @@ static int bind_params(sqlite3_stmt *stmt, json_object *params, char **error) {
   int want = sqlite3_bind_parameter_count(stmt);
 
   if ((size_t)want != n) {
-    *error = sqlite3_mprintf("the statement has %d parameter%s, and %zu "
+    *error = sqlite3_mprintf("the statement has %d parameter%s, and %llu "
                              "value%s given in \"params\"",
-                             want, want == 1 ? "" : "s", n, n == 1 ? "" : "s");
+                             want, want == 1 ? "" : "s", (unsigned long long)n,
+                             n == 1 ? "" : "s");
     return SQLITE_RANGE;
   }
   for (size_t i = 0; i < n; i++) {
@@ -339,13 +349,14 @@ static int bind_params(sqlite3_stmt *stmt, json_object *params, char **error) {
                              json_object_get_string_len(v), SQLITE_TRANSIENT);
       break;
     default:
-      *error = sqlite3_mprintf("params[%zu]: only strings, numbers, booleans "
+      *error = sqlite3_mprintf("params[%llu]: only strings, numbers, booleans "
                                "and null can be bound",
-                               i);
+                               (unsigned long long)i);
       return SQLITE_MISMATCH;
     }
     if (rc != SQLITE_OK) {
-      *error = sqlite3_mprintf("params[%zu]: %s", i, sqlite3_errstr(rc));
+      *error = sqlite3_mprintf("params[%llu]: %s", (unsigned long long)i,
+                               sqlite3_errstr(rc));
       return rc;
     }
   }
@@ -370,7 +381,13 @@ static json_object *cell_json(const struct sq_state *st, sqlite3_stmt *stmt,
       sprintbuf(text, "%s", s);
       return json_object_new_string(s);
     }
-    sprintbuf(text, "%.17g", v);
+    {
+      char num[32];
+      snprintf(num, sizeof(num), "%.15g", v);
+      if (strtod(num, NULL) != v)
+        snprintf(num, sizeof(num), "%.17g", v);
+      sprintbuf(text, "%s", num);
+    }
     return json_object_new_double(v);
   }
   case SQLITE_TEXT: {
