@@ -83,6 +83,7 @@ struct sq_conn {
   int cancelled;
   long long deadline_ms; /* monotonic; the progress handler stops past it */
   int timed_out;
+  int create; /* at init only: a writable database may be created */
 };
 
 /* sqlite3_mprintf() is SQLite's printf: its %z frees a string, so sizes
@@ -206,8 +207,8 @@ static int conn_open(struct sq_conn *c, char **error) {
   const struct sq_database *d = c->database;
   /* NOMUTEX: the connection never leaves this call's thread;
    * sqlite3_interrupt() is safe from another thread regardless. */
-  int flags = (d->write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                        : SQLITE_OPEN_READONLY) |
+  int flags = (d->write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
+              (d->write && c->create ? SQLITE_OPEN_CREATE : 0) |
               SQLITE_OPEN_NOMUTEX;
   sqlite3 *db = NULL;
   int rc;
@@ -430,7 +431,8 @@ typedef int (*sq_tool_run)(struct sq_job *j);
 /* What a tool entry's `data` points at. */
 struct sq_tool_kind {
   sq_tool_run run;
-  int writes; /* execute: the database must be writable */
+  int writes;            /* execute: the database must be writable */
+  int database_optional; /* list_tables: none lists the databases */
 };
 
 struct sq_job {
@@ -499,8 +501,7 @@ static int tool_start(mcpd_call *call, const mcpd_request *req) {
   size_t running;
 
   reap(st, 0);
-  if (d == NULL && !(kind->run != NULL && name == NULL && !kind->writes &&
-                     strcmp(req->name, "list_tables") == 0)) {
+  if (d == NULL && !(name == NULL && kind->database_optional)) {
     fail_unknown(call, st, name);
     return host->complete(call, MCPD_OK) == MCPD_OK ? MCPD_OK : MCPD_ERROR;
   }
@@ -1095,11 +1096,13 @@ static int run_execute(struct sq_job *j) {
 /* --- resources ------------------------------------------------------------ */
 
 /* Opens a connection for a read, a prompt or a completion (on the pool; no
- * on_cancel, the progress handler looks at cancelled()). */
+ * on_cancel, the progress handler looks at cancelled()), or, with no call
+ * and `create`, for the check at init. */
 static int pool_open(struct sq_conn *c, const struct sq_state *st,
-                     const struct sq_database *d, mcpd_call *call,
+                     const struct sq_database *d, mcpd_call *call, int create,
                      char **error) {
   memset(c, 0, sizeof(*c));
+  c->create = create;
   c->st = st;
   c->database = d;
   c->host = st->host;
@@ -1146,7 +1149,7 @@ static int read_schema(mcpd_call *call, const mcpd_request *req) {
   char *error = NULL;
   int rc, n = 0;
 
-  if (!pool_open(&c, st, d, call, &error)) {
+  if (!pool_open(&c, st, d, call, 0, &error)) {
     rc = req->host->fail(call, MCPD_ERR_INTERNAL, "%s", error);
     sqlite3_free(error);
     return rc;
@@ -1186,7 +1189,7 @@ static int read_table_schema(mcpd_call *call, const mcpd_request *req) {
   if (d == NULL)
     return req->host->fail(call, MCPD_ERR_NOT_FOUND, "no database named %s",
                            name ? name : "");
-  if (!pool_open(&c, st, d, call, &error)) {
+  if (!pool_open(&c, st, d, call, 0, &error)) {
     rc = req->host->fail(call, MCPD_ERR_INTERNAL, "%s", error);
     sqlite3_free(error);
     return rc;
@@ -1235,7 +1238,7 @@ static void complete_tables(mcpd_call *call, const struct sq_state *st,
   char *error = NULL;
   size_t total = 0;
 
-  if (d == NULL || !pool_open(&c, st, d, call, &error)) {
+  if (d == NULL || !pool_open(&c, st, d, call, 0, &error)) {
     sqlite3_free(error);
     return; /* no database chosen (yet): nothing to offer */
   }
@@ -1282,7 +1285,7 @@ static int get_explore(mcpd_call *call, const mcpd_request *req) {
 
   if (d == NULL)
     return fail_unknown(call, st, name);
-  if (!pool_open(&c, st, d, call, &error)) {
+  if (!pool_open(&c, st, d, call, 0, &error)) {
     rc = host->fail(call, MCPD_ERR_INTERNAL, "%s", error);
     sqlite3_free(error);
     return rc;
@@ -1332,7 +1335,8 @@ static int get_explore(mcpd_call *call, const mcpd_request *req) {
 
 /* --- tables --------------------------------------------------------------- */
 
-static const struct sq_tool_kind list_tables_kind = {.run = run_list_tables};
+static const struct sq_tool_kind list_tables_kind = {.run = run_list_tables,
+                                                     .database_optional = 1};
 static const struct sq_tool_kind describe_kind = {.run = run_describe_table};
 static const struct sq_tool_kind query_kind = {.run = run_query};
 static const struct sq_tool_kind execute_kind = {.run = run_execute,
@@ -1654,7 +1658,7 @@ static int check_database(struct sq_state *st, const struct sq_database *d,
   char *error = NULL;
   int rc;
 
-  if (!pool_open(&c, st, d, NULL, &error)) {
+  if (!pool_open(&c, st, d, NULL, 1, &error)) {
     rc = config_error(st->host, errmsg, "databases.%s: %s", d->name,
                       error ? error : "out of memory");
     sqlite3_free(error);
