@@ -24,10 +24,25 @@ plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_fs_la_LIBADD = $(JSONC_LIBS)
 EXTRA_DIST += plugins/fs/README.md
 
+# sqlite queries the SQLite databases named in its config; built only when
+# configure found libsqlite3.  -pthread: a call's cancellation interrupts
+# its query from the loop thread.
+if HAVE_SQLITE
+plugins_LTLIBRARIES += plugins/sqlite.la
+plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.c
+plugins_sqlite_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -pthread
+plugins_sqlite_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_sqlite_la_LIBADD = $(JSONC_LIBS) $(SQLITE_LIBS)
+endif
+EXTRA_DIST += plugins/sqlite/README.md
+
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,
 # libtool's uninstall no longer knows the .so, hence the uninstall hook.
 BUNDLED_PLUGINS = echo calc fs
+if HAVE_SQLITE
+BUNDLED_PLUGINS += sqlite
+endif
 
 install-data-hook:
 	for p in $(BUNDLED_PLUGINS); do \
