@@ -531,7 +531,9 @@ struct mcpd_host {
    * sent and `cb` will not run: the method is not one of the three, the
    * client did not declare the capability it needs (sampling; sampling
    * with "tools" needs sampling.tools; elicitation in form or url mode;
-   * roots), or the call has finished.  last_error() says which.
+   * roots), the call came from a client of the 2026-07-28 revision
+   * (which mcpd cannot ask yet: doc/plugin-guide.md), or the call has
+   * finished.  last_error() says which.
    * Otherwise `cb` runs exactly once, on the loop thread (it MUST NOT
    * block): with the client's `result` (borrowed, valid during cb; take a
    * json_object_deep_copy() to use it on another thread), or with

@@ -530,6 +530,9 @@ static int client_facts(mcpd_call *c, const request *r, json_object *client) {
     if (json_object_object_get_ex(client, "roots", &roots) &&
         json_object_is_type(roots, json_type_array))
       text = jsonrpc_to_string(roots, &len);
+  } else if (r->modern) {
+    /* This request's envelope alone; roots are asked for, not kept. */
+    caps = r->client_capabilities;
   } else if (r->session != NULL) {
     caps = r->session->client_capabilities;
     text = r->session->roots;
@@ -602,11 +605,30 @@ static void remote_start(mcpd_call *c, request *r) {
     json_object_object_add(params, "_meta", meta);
   }
   client = json_object_new_object();
-  if (r->session != NULL && r->session->client_capabilities != NULL) {
+  {
+    json_object *from = r->modern            ? r->client_capabilities
+                        : r->session != NULL ? r->session->client_capabilities
+                                             : NULL;
     json_object *caps = NULL;
-    if (json_object_deep_copy(r->session->client_capabilities, &caps, NULL) ==
-        0)
+    if (from != NULL && json_object_deep_copy(from, &caps, NULL) == 0)
       json_object_object_add(client, "capabilities", caps);
+  }
+  /* The worker speaks the legacy revision to the host: the envelope
+   * stays here (the host answers the client), its facts travel in
+   * io.mcpd/client, and "modern" has the worker's call refuse requests
+   * to the client and answer -32021 itself, as a call here would. */
+  if (r->modern) {
+    json_object_object_add(client, "modern", json_object_new_boolean(1));
+    json_object *keys = json_object_new_array();
+    json_object_object_foreach(meta, key, unused) {
+      (void)unused;
+      if (strncmp(key, "io.modelcontextprotocol/", 24) == 0)
+        json_object_array_add(keys, json_object_new_string(key));
+    }
+    for (size_t i = 0; i < json_object_array_length(keys); i++)
+      json_object_object_del(
+          meta, json_object_get_string(json_object_array_get_idx(keys, i)));
+    json_object_put(keys);
   }
   if (c->roots != NULL) {
     json_object *roots = json_tokener_parse(c->roots);
@@ -751,13 +773,19 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   c->plugin = a->entry->owner;
   plugin_ref(c->plugin);
   c->role = "user";
+  c->modern = r->modern;
   json_object_object_get_ex(r->params, "_meta", &meta);
   if (!json_object_is_type(meta, json_type_object))
     meta = NULL;
   if (e->worker && meta != NULL) {
+    json_object *v;
     if (json_object_object_get_ex(meta, "io.mcpd/client", &client) &&
         !json_object_is_type(client, json_type_object))
       client = NULL;
+    /* The host serves a modern client: this call follows its rules. */
+    if (client != NULL && json_object_object_get_ex(client, "modern", &v) &&
+        json_object_get_boolean(v))
+      c->modern = 1;
     if ((meta = meta_for_plugin(meta)) == NULL)
       ok = 0;
   } else {
@@ -1225,12 +1253,60 @@ static void answer_failure(mcpd_call *c, request *r) {
     data = json_object_new_object();
     json_object_object_add(data, "uri", json_object_new_string(c->name));
   }
+  /* 2026-07-28 answers a missing resource with invalid params (its data
+   * still names the URI); -32002 is never sent there. */
+  if (c->modern && c->fail_code == MCPD_ERR_NOT_FOUND)
+    c->fail_code = JSONRPC_INVALID_PARAMS;
   /* The message is plugin text: make it valid UTF-8 like any result. */
   if (!utf8_valid(msg, strlen(msg)) &&
       (fixed = utf8_repair(msg, strlen(msg), &len)) != NULL)
     msg = fixed;
   request_fail(r, c->fail_code, msg, data);
   free(fixed);
+}
+
+/* Whether the call ended in failure: an error answer, a failed status or
+ * a tool result with isError. */
+static int call_failed(const mcpd_call *c, int status) {
+  json_object *v;
+  if (c->fail_code != 0 || status != MCPD_OK || c->is_error)
+    return 1;
+  return c->replacement != NULL &&
+         json_object_object_get_ex(c->replacement, "isError", &v) &&
+         json_object_get_boolean(v);
+}
+
+/* Answers -32021 for a modern call that failed after it asked for what
+ * its request did not declare: the client can retry declaring it.  A call
+ * that got by without (a fallback) keeps its own answer. */
+static void answer_missing(mcpd_call *c, request *r) {
+  json_object *data = json_object_new_object();
+  json_object *caps = json_object_new_object();
+  char text[600];
+
+  if (c->missing_caps & (CLIENT_SAMPLING | CLIENT_SAMPLING_TOOLS)) {
+    json_object *v = json_object_new_object();
+    if (c->missing_caps & CLIENT_SAMPLING_TOOLS)
+      json_object_object_add(v, "tools", json_object_new_object());
+    json_object_object_add(caps, "sampling", v);
+  }
+  if (c->missing_caps & (CLIENT_ELICIT_FORM | CLIENT_ELICIT_URL)) {
+    json_object *v = json_object_new_object();
+    if (c->missing_caps & CLIENT_ELICIT_FORM)
+      json_object_object_add(v, "form", json_object_new_object());
+    if (c->missing_caps & CLIENT_ELICIT_URL)
+      json_object_object_add(v, "url", json_object_new_object());
+    json_object_object_add(caps, "elicitation", v);
+  }
+  if (c->missing_caps & CLIENT_ROOTS)
+    json_object_object_add(caps, "roots", json_object_new_object());
+  json_object_object_add(data, "requiredCapabilities", caps);
+  snprintf(text, sizeof(text),
+           "Missing client capability: %s %.200s needs %s, which this "
+           "request's clientCapabilities do not declare",
+           what(c), c->name,
+           json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN));
+  request_fail(r, SESSION_ERR_MISSING_CAPABILITY, text, data);
 }
 
 static void call_finish(mcpd_call *c, int status) {
@@ -1247,7 +1323,9 @@ static void call_finish(mcpd_call *c, int status) {
     char err[600];
     strbuf out = {0};
     r->call = NULL;
-    if (c->fail_code != 0) {
+    if (c->modern && c->missing_caps != 0 && call_failed(c, status)) {
+      answer_missing(c, r);
+    } else if (c->fail_code != 0) {
       answer_failure(c, r);
     } else if (build_result(c, status, &out, err, sizeof(err)) == 0) {
       request_reply_raw(r, out.data, out.len);
@@ -2259,6 +2337,24 @@ do_client_request(mcpd_call *c, const char *method, json_object *params,
               method);
     return MCPD_ERROR;
   }
+  if (c->modern && !(c->client_caps & cap)) {
+    json_object_put(params);
+    c->missing_caps |= cap;
+    set_error("client_request: this 2026-07-28 request did not declare the "
+              "%s capability",
+              cap_name(cap));
+    return MCPD_ERROR;
+  }
+  if (c->modern) {
+    /* The 2026-07-28 revision has the server answer input_required and
+     * the client retry with the answers; mcpd does not do that yet. */
+    json_object_put(params);
+    set_error("client_request: %.100s cannot reach a 2026-07-28 client yet "
+              "(mcpd does not return input_required results); the client "
+              "can connect with initialize (2025-11-25) instead",
+              method);
+    return MCPD_ERROR;
+  }
   if (!(c->client_caps & cap)) {
     json_object_put(params);
     set_error("client_request: the client did not declare the %s "
@@ -2418,10 +2514,12 @@ static int host_elicitation_complete(mcpd_call *h, const char *id) {
     handles_leave(slot);
     return MCPD_ERROR;
   }
-  if (!(c->client_caps & CLIENT_ELICIT_URL)) {
+  if (!(c->client_caps & CLIENT_ELICIT_URL) || c->modern) {
     handles_leave(slot);
-    set_error("elicitation_complete: the client did not declare "
-              "elicitation.url");
+    set_error(c->modern ? "elicitation_complete: a 2026-07-28 client "
+                          "hears of no elicitation (no input_required yet)"
+                        : "elicitation_complete: the client did not declare "
+                          "elicitation.url");
     return MCPD_ERROR;
   }
   ev = new_event(c->exec, elicit_done_run);

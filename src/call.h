@@ -116,6 +116,13 @@ struct mcpd_call {
    * copied at the start so any thread may read them. */
   unsigned client_caps;
   char *roots;
+  /* A 2026-07-28 request: the capabilities above are its envelope's, it
+   * has no roots, and the call may not ask its client anything. */
+  int modern;
+  /* CLIENT_* bits the call asked the client for and the modern request
+   * did not declare: a call that then fails answers -32021 naming them.
+   * Written with the handle's slot locked or on the loop. */
+  unsigned missing_caps;
   struct client_ask *asks; /* requests to the client in flight (loop) */
   /* mcpd_host.on_cancel(); written and read with the handle's slot
    * locked, run on the loop thread. */

@@ -15,6 +15,23 @@
 
 /* The method may be called before initialize. */
 #define METHOD_BEFORE_INIT 0x1u
+/* Legacy only: the 2026-07-28 revision removed it (-32601 there). */
+#define METHOD_LEGACY 0x2u
+/* 2026-07-28 only: a legacy client gets -32601 as it always did. */
+#define METHOD_MODERN 0x4u
+
+/* The cache hints of the six cacheable modern results.  Hot reload can
+ * change every list, and what a read returns, at any moment (the watch
+ * acts 40 ms after a file changes), and this server has no way yet to
+ * tell a modern client that something changed (subscriptions/listen), so
+ * nothing may be reused: a ttl of 0 asks the client to fetch again.
+ * server/discover gets 0 too: behind a load balancer the next process
+ * may run another build or configuration.  Nothing depends on who asks
+ * (no list or read sees the caller), so the scope is public. */
+#define CACHE_TTL_LISTS_MS 0
+#define CACHE_TTL_READ_MS 0
+#define CACHE_TTL_DISCOVER_MS 0
+#define CACHE_SCOPE "public"
 
 typedef void (*method_fn)(methods_ctx *ctx, request *r);
 
@@ -29,10 +46,15 @@ static const char *const log_levels[] = {"debug",   "info",     "notice",
                                          "alert",   "emergency"};
 
 int methods_log_level(const char *name) {
-  for (int i = 0; i < 8; i++)
-    if (name && strcmp(name, log_levels[i]) == 0)
-      return i;
-  return -1;
+  return session_log_level(name);
+}
+
+/* Marks a modern request's result cacheable for `ttl_ms`. */
+static void cacheable(request *r, long long ttl_ms) {
+  if (r->modern) {
+    r->cache_scope = CACHE_SCOPE;
+    r->ttl_ms = ttl_ms;
+  }
 }
 
 const char *methods_log_level_name(int level) {
@@ -103,6 +125,34 @@ static void on_initialize(methods_ctx *ctx, request *r) {
   request_reply(r, result);
 }
 
+/* server/discover: what a modern client needs to choose this server. */
+static void on_discover(methods_ctx *ctx, request *r) {
+  json_object *caps = json_object_new_object();
+  json_object *versions = json_object_new_array();
+  json_object *result = json_object_new_object();
+
+  for (size_t i = 0; session_modern_versions[i] != NULL; i++)
+    json_object_array_add(versions,
+                          json_object_new_string(session_modern_versions[i]));
+  /* As initialize declares them, less what the modern path cannot do yet:
+   * listChanged and subscribe are heard through subscriptions/listen,
+   * which is not served yet, so they stay off rather than promise it.
+   * logging is on: a request that sets logLevel hears its own call's log
+   * lines. */
+  json_object_object_add(caps, "tools", json_object_new_object());
+  json_object_object_add(caps, "resources", json_object_new_object());
+  json_object_object_add(caps, "prompts", json_object_new_object());
+  json_object_object_add(caps, "logging", json_object_new_object());
+  json_object_object_add(caps, "completions", json_object_new_object());
+  json_object_object_add(result, "supportedVersions", versions);
+  json_object_object_add(result, "capabilities", caps);
+  if (ctx->opts->instructions)
+    json_object_object_add(result, "instructions",
+                           json_object_new_string(ctx->opts->instructions));
+  cacheable(r, CACHE_TTL_DISCOVER_MS);
+  request_reply(r, result);
+}
+
 static void on_ping(methods_ctx *ctx, request *r) {
   (void)ctx;
   request_reply(r, NULL);
@@ -166,6 +216,7 @@ static void list_page(methods_ctx *ctx, request *r, reg_kind kind,
   json_object_object_add(
       result, key,
       registry_list(ctx->registry, kind, offset, ctx->opts->page_size, &next));
+  cacheable(r, CACHE_TTL_LISTS_MS);
   if (next > 0) {
     char cursor[32];
     snprintf(cursor, sizeof(cursor), "p%zu", next);
@@ -250,10 +301,13 @@ static void on_resources_read(methods_ctx *ctx, request *r) {
     return;
   e = resolve_uri(ctx->registry, uri, &vars);
   if (e == NULL) {
-    fail_named(r, JSONRPC_RESOURCE_NOT_FOUND, "Resource not found: ", uri,
-               uri_data(uri));
+    /* 2026-07-28 moved "not found" to invalid params. */
+    fail_named(r,
+               r->modern ? JSONRPC_INVALID_PARAMS : JSONRPC_RESOURCE_NOT_FOUND,
+               "Resource not found: ", uri, uri_data(uri));
     return;
   }
+  cacheable(r, CACHE_TTL_READ_MS);
   {
     call_args a = {
         .kind = CALL_READ, .entry = e, .name = uri, .variables = vars};
@@ -643,31 +697,50 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
 /* Sorted by name only for reading; lookup is a scan of a few entries. */
 static const method methods[] = {
     {"completion/complete", on_complete, 0},
-    {"initialize", on_initialize, METHOD_BEFORE_INIT},
-    {"logging/setLevel", on_set_level, 0},
-    {"ping", on_ping, METHOD_BEFORE_INIT},
+    {"initialize", on_initialize, METHOD_BEFORE_INIT | METHOD_LEGACY},
+    {"logging/setLevel", on_set_level, METHOD_LEGACY},
+    {"ping", on_ping, METHOD_BEFORE_INIT | METHOD_LEGACY},
     {"prompts/get", on_prompts_get, 0},
     {"prompts/list", on_prompts_list, 0},
     {"resources/list", on_resources_list, 0},
     {"resources/read", on_resources_read, 0},
-    {"resources/subscribe", on_subscribe, 0},
+    {"resources/subscribe", on_subscribe, METHOD_LEGACY},
     {"resources/templates/list", on_templates_list, 0},
-    {"resources/unsubscribe", on_unsubscribe, 0},
+    {"resources/unsubscribe", on_unsubscribe, METHOD_LEGACY},
+    {"server/discover", on_discover, METHOD_MODERN},
     {"tools/call", on_tools_call, 0},
     {"tools/list", on_tools_list, 0},
     {NULL, NULL, 0}};
 
 void methods_request(void *arg, request *r) {
+  methods_ctx *ctx = arg;
   const method *m;
   char text[300];
+  /* Methods of the other era are not there at all. */
+  unsigned other = r->modern ? METHOD_LEGACY : METHOD_MODERN;
 
   for (m = methods; m->name != NULL; m++)
-    if (strcmp(m->name, r->method) == 0)
+    if (strcmp(m->name, r->method) == 0 && !(m->flags & other))
       break;
+  if (m->name == NULL && r->modern) {
+    snprintf(text, sizeof(text),
+             "Method not found: %.*s (not part of the 2026-07-28 revision)",
+             (int)utf8_cut(r->method, strlen(r->method), 200), r->method);
+    request_fail(r, JSONRPC_METHOD_NOT_FOUND, text, NULL);
+    return;
+  }
   if (m->name == NULL) {
     snprintf(text, sizeof(text), "Method not found: %.*s",
              (int)utf8_cut(r->method, strlen(r->method), 200), r->method);
     request_fail(r, JSONRPC_METHOD_NOT_FOUND, text, NULL);
+    return;
+  }
+  if (r->modern) {
+    /* The request's own logLevel is its only subscription to log lines;
+     * the executor stops dropping lines at that level early. */
+    if (r->log_level >= 0)
+      call_exec_want_logs(ctx->exec, r->log_level);
+    m->handler(ctx, r);
     return;
   }
   if (!r->session->initialized && !(m->flags & METHOD_BEFORE_INIT)) {
@@ -677,7 +750,7 @@ void methods_request(void *arg, request *r) {
                  NULL);
     return;
   }
-  m->handler(arg, r);
+  m->handler(ctx, r);
 }
 
 static void on_cancelled(session *s, json_object *params) {

@@ -67,28 +67,40 @@ static void registry_changed_cb(void *arg) {
   uv_timer_start(&srv->announce_timer, announce_cb, 0, 0);
 }
 
+/* The params of notifications/message. */
+static json_object *log_params(int level, const char *logger,
+                               const char *text) {
+  json_object *params = json_object_new_object();
+  json_object_object_add(params, "level",
+                         json_object_new_string(methods_log_level_name(level)));
+  json_object_object_add(params, "logger", json_object_new_string(logger));
+  json_object_object_add(params, "data", json_object_new_string(text));
+  return params;
+}
+
 /* call_exec.log_cb: a call's line goes to its own client, on that
  * request's stream; a plugin's other lines go to every session.  Each
- * hears the levels it asked for. */
+ * hears the levels it asked for: a legacy session with logging/setLevel,
+ * a modern request with its own logLevel (and only its call's lines). */
 static void plugin_log_cb(void *arg, int level, const char *logger,
                           const char *text, request *r) {
   server *srv = arg;
   json_object *params = NULL;
 
+  if (r != NULL && r->modern) {
+    if (r->session != NULL && r->log_level >= 0 && level >= r->log_level)
+      session_notify_related(r->session, r, "notifications/message",
+                             log_params(level, logger, text));
+    return;
+  }
   for (size_t i = 0; i < srv->n_sessions; i++) {
     session *s = srv->sessions[i];
     if (s->log_level < 0 || level < s->log_level ||
         (r != NULL && r->session != s))
       continue;
     /* Built once, for the first session that wants it, and shared. */
-    if (params == NULL) {
-      params = json_object_new_object();
-      json_object_object_add(
-          params, "level",
-          json_object_new_string(methods_log_level_name(level)));
-      json_object_object_add(params, "logger", json_object_new_string(logger));
-      json_object_object_add(params, "data", json_object_new_string(text));
-    }
+    if (params == NULL)
+      params = log_params(level, logger, text);
     if (r != NULL)
       session_notify_related(s, r, "notifications/message",
                              json_object_get(params));
@@ -293,6 +305,9 @@ int server_serve_stdio(server *srv) {
   /* A worker's one peer is the host, which routes what relates to a
    * request by the tag. */
   srv->stdio_session->tag_related = srv->opts->mode == MODE_WORKER;
+  /* stdio picks its era per connection (session.c); a worker's host and
+   * HTTP (for now) speak the legacy revision only. */
+  srv->stdio_session->modern_allowed = srv->opts->mode != MODE_WORKER;
   watchdog_start(stdio_transport_input_fd(srv->stdio));
   /* Reading starts once the plugins are loaded (server_start), isolated
    * ones included: a client's first tools/list then sees them all. */

@@ -48,6 +48,18 @@ typedef struct request {
   int cancelled;          /* the client cancelled: no response */
   int indexed;            /* in session.by_id */
   struct request *prev, *next;
+  /* A 2026-07-28 request: its envelope was checked before the handler
+   * ran, and its result gets resultType and _meta serverInfo.  What
+   * follows describes this request alone, never the session. */
+  int modern;
+  /* The envelope's clientCapabilities (borrowed from `message`), or NULL
+   * for a legacy request, whose capabilities are the session's. */
+  json_object *client_capabilities;
+  int log_level; /* the envelope's logLevel; -1 for none (no logs) */
+  /* A cacheable modern result gets ttlMs and cacheScope: the handler sets
+   * `cache_scope` ("public" or "private") before it answers. */
+  const char *cache_scope;
+  long long ttl_ms;
 } request;
 
 /* The answer to a request the server sent the client: exactly one of
@@ -68,10 +80,25 @@ typedef struct session_handler {
   void *arg;
 } session_handler;
 
+/* Which revision family a connection speaks (stdio decides it per
+ * connection: reference section 1).  A session starts undecided;
+ * server/discover leaves it so. */
+typedef enum session_era {
+  SESSION_ERA_UNDECIDED,
+  SESSION_ERA_LEGACY, /* initialize arrived: 2025-11-25 and older */
+  SESSION_ERA_MODERN  /* a claimed request other than server/discover */
+} session_era;
+
 typedef struct session {
   session_io io;
   session_handler handler;
-  int initialized;     /* initialize was answered */
+  int initialized; /* initialize was answered */
+  /* Whether requests claiming 2026-07-28 (params._meta
+   * ["io.modelcontextprotocol/protocolVersion"]) are routed to the
+   * modern path; set by the owner for stdio only.  When zero, the claim
+   * means nothing and every request takes the legacy path. */
+  int modern_allowed;
+  session_era era;
   const char *version; /* negotiated revision (static string) */
   int log_level;       /* client's logging/setLevel, -1 for none */
   json_object *client_info;
@@ -104,6 +131,22 @@ typedef struct session {
 
 /* The revisions mcpd speaks, newest first, NULL-terminated. */
 extern const char *const session_versions[];
+/* The modern revisions (no initialize, an envelope on every request),
+ * newest first, NULL-terminated: server/discover's supportedVersions and
+ * the `supported` list of -32022. */
+extern const char *const session_modern_versions[];
+/* The keys of the modern envelope in params._meta. */
+#define SESSION_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define SESSION_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define SESSION_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
+#define SESSION_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define SESSION_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+/* The modern-path error codes (reference section 3). */
+#define SESSION_ERR_MISSING_CAPABILITY (-32021)
+#define SESSION_ERR_UNSUPPORTED_VERSION (-32022)
+/* An MCP log level name ("warning") as 0 (debug) .. 7 (emergency); -1
+ * when unknown. */
+int session_log_level(const char *name);
 /* The revision to answer a client that asked for `requested`. */
 const char *session_negotiate(const char *requested);
 /* Whether `version` takes JSON-RPC batches. */
@@ -135,7 +178,9 @@ void session_notify_about(session *s, const request *r, const char *method,
  * and free the request.  A NULL result is {}.  request_reply_raw takes the
  * result as JSON text, which is cheaper for results built as text; that
  * text MUST be valid UTF-8 (call.c repairs what plugins built), since it
- * is not checked again on its way out. */
+ * is not checked again on its way out.  A modern request's result also
+ * gets "resultType":"complete", _meta[SESSION_META_SERVER_INFO] and, when
+ * r->cache_scope is set, ttlMs and cacheScope, whichever call answers. */
 void request_reply(request *r, json_object *result);
 void request_reply_raw(request *r, const char *result, size_t len);
 void request_fail(request *r, int code, const char *message, json_object *data);

@@ -31,7 +31,8 @@ E2E_FILES = \
 	tests/e2e/auth.test.mjs \
 	tests/e2e/faults.test.mjs \
 	tests/e2e/worker.test.mjs \
-	tests/e2e/isolation.test.mjs
+	tests/e2e/isolation.test.mjs \
+	tests/e2e/modern.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \
