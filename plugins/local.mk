@@ -24,10 +24,24 @@ plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_fs_la_LIBADD = $(JSONC_LIBS)
 EXTRA_DIST += plugins/fs/README.md
 
+# fetch fetches URLs with libcurl; built only when configure found it.
+# -pthread for its lock; _GNU_SOURCE for memmem, strndup and SOCK_CLOEXEC.
+if HAVE_CURL
+plugins_LTLIBRARIES += plugins/fetch.la
+plugins_fetch_la_SOURCES = plugins/fetch/fetch.c plugins/fetch/fetch.h \
+	plugins/fetch/http.c plugins/fetch/html.c plugins/fetch/policy.c \
+	plugins/fetch/robots.c plugins/fetch/util.c
+plugins_fetch_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
+plugins_fetch_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -pthread
+plugins_fetch_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_fetch_la_LIBADD = $(JSONC_LIBS) $(CURL_LIBS)
+endif
+EXTRA_DIST += plugins/fetch/README.md
+
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,
 # libtool's uninstall no longer knows the .so, hence the uninstall hook.
-BUNDLED_PLUGINS = echo calc fs
+BUNDLED_PLUGINS = echo calc fs fetch
 
 install-data-hook:
 	for p in $(BUNDLED_PLUGINS); do \
