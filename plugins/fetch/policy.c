@@ -208,8 +208,10 @@ static void scheme_of(const char *url, char buf[16]) {
   if (!isalpha((unsigned char)url[0]))
     return;
   while (url[i] && url[i] != ':' && i < 15) {
-    if (!isalnum((unsigned char)url[i]) && strchr("+.-", url[i]) == NULL)
+    if (!isalnum((unsigned char)url[i]) && strchr("+.-", url[i]) == NULL) {
+      buf[0] = '\0';
       return;
+    }
     buf[i] = (char)tolower((unsigned char)url[i]);
     i++;
   }

@@ -29,7 +29,7 @@ export const MCPD = path.join(BUILDDIR, 'src', 'mcpd');
 export const LATEST = '2025-11-25';
 
 /** Plugins shipped with mcpd; everything else is a check-only fixture. */
-const BUNDLED = new Set(['echo', 'calc', 'fs']);
+const BUNDLED = new Set(['echo', 'calc', 'fs', 'fetch']);
 /** Example plugins, built under examples/. */
 const EXAMPLES = new Set(['everything']);
 
