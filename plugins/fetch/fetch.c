@@ -9,6 +9,7 @@
  * content blocks.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,8 +99,15 @@ static char *json_pretty(const char *text, size_t n) {
     return NULL;
   }
   v = json_tokener_parse_ex(tok, text, (int)n);
-  if (v != NULL && json_tokener_get_error(tok) == json_tokener_success &&
-      json_tokener_get_parse_end(tok) == n)
+  if (v != NULL && json_tokener_get_error(tok) == json_tokener_success) {
+    /* One value and nothing after it but blanks. */
+    for (size_t i = json_tokener_get_parse_end(tok); i < n && v != NULL; i++)
+      if (!isspace((unsigned char)text[i])) {
+        json_object_put(v);
+        v = NULL;
+      }
+  }
+  if (v != NULL)
     out = strdup(json_object_to_json_string_ext(
         v, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -119,8 +127,11 @@ static char *render_text(const struct fetch_response *resp,
   if (charset[0] == '\0' && kind == FETCH_KIND_HTML)
     fetch_html_meta_charset(resp->body.data ? resp->body.data : "",
                             resp->body.len, charset);
-  if ((text = fetch_to_utf8(resp->body.data ? resp->body.data : "",
-                            resp->body.len, charset, &n)) == NULL)
+  /* A cut download may end inside a character: leave that one out. */
+  n = resp->cut ? fetch_utf8_cut(resp->body.data, resp->body.len)
+                : resp->body.len;
+  if ((text = fetch_to_utf8(resp->body.data ? resp->body.data : "", n, charset,
+                            &n)) == NULL)
     return NULL;
   if (raw)
     ;
@@ -462,6 +473,29 @@ static int parse_config(struct fetch_state *st, json_object *config,
 
 /* --- init and fini ------------------------------------------------------- */
 
+/* Keeps libcurl mapped for the life of the process.  A transfer cancelled
+ * while its name is being resolved leaves libcurl's resolver thread to
+ * finish on its own, detached; were libcurl unmapped with this plugin
+ * (an unload, a reload), that thread would run in unmapped code. */
+static void pin_libcurl(const mcpd_host *host, mcpd_self *self) {
+  Dl_info info;
+  const char *why;
+  void *handle;
+
+  if (dladdr((void *)curl_easy_init, &info) == 0 || info.dli_fname == NULL ||
+      (handle = dlopen(info.dli_fname,
+                       RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) == NULL) {
+    why = dlerror();
+    host->log(self, MCPD_LOG_WARNING,
+              "cannot keep libcurl loaded (%s); unloading this plugin "
+              "while a name is being resolved may crash mcpd",
+              why ? why : "dladdr found no file");
+    return;
+  }
+  /* The reference dlopen() took goes; RTLD_NODELETE stays. */
+  dlclose(handle);
+}
+
 static void fetch_fini(void *state) {
   struct fetch_state *st = state;
 
@@ -516,6 +550,7 @@ static int fetch_init(const mcpd_host *host, mcpd_self *self,
     return MCPD_ERROR;
   }
   st->curl_ready = 1;
+  pin_libcurl(host, self);
   host->log(self, MCPD_LOG_INFO,
             "fetching as \"%s\": at most %zu bytes and %ld ms a call, %ld "
             "redirects; robots.txt %s; private addresses %s",

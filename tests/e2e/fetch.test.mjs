@@ -66,7 +66,7 @@ function handler(req, res) {
   if (p === '/page.html' || p === '/private/page' || p === '/private/open') {
     return send(200, 'text/html; charset=utf-8', PAGE);
   }
-  if (p === '/data.json') return send(200, 'application/json', '{"name":"mcpd","list":[1,2,{"deep":true}]}');
+  if (p === '/data.json') return send(200, 'application/json', '{"name":"mcpd","list":[1,2,{"deep":true}]}\n');
   if (p === '/notes.txt') return send(200, 'text/plain; charset=iso-8859-1', Buffer.from('caf\xe9 au lait', 'latin1'));
   if (p === '/pixel.png') return send(200, 'image/png', PNG);
   if (p === '/fake.png') return send(200, 'image/png', 'not a png at all');
@@ -185,7 +185,7 @@ describe('fetch: content', () => {
     const client = await connect(t, ALLOWED);
     const json = resultText(await fetchTool(client, { url: `${base}/data.json` }));
     assert.deepEqual(JSON.parse(json), { name: 'mcpd', list: [1, 2, { deep: true }] });
-    assert.ok(json.includes('\n'), 'not pretty-printed');
+    assert.match(json, /^\{\n  "name": "mcpd",\n/, 'not pretty-printed');
     assert.equal(resultText(await fetchTool(client, { url: `${base}/notes.txt` })), 'café au lait');
   });
 
