@@ -29,7 +29,8 @@ as_root() {
 
 # Build dependencies, installed only when missing.
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev \
-libuv1-dev libmicrohttpd-dev libssl-dev libjwt-dev libsqlite3-dev check"
+libuv1-dev libmicrohttpd-dev libssl-dev libjwt-dev libsqlite3-dev \
+libcurl4-openssl-dev check"
 # nginx: tests/e2e/nginx.test.mjs runs its own private nginx processes.
 [ "$mode" = test ] && pkgs="$pkgs nodejs npm nginx"
 missing=""

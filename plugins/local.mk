@@ -36,12 +36,29 @@ plugins_sqlite_la_LIBADD = $(JSONC_LIBS) $(SQLITE_LIBS)
 endif
 EXTRA_DIST += plugins/sqlite/README.md
 
+# fetch fetches URLs with libcurl; built only when configure found it.
+# -pthread for its lock; _GNU_SOURCE for memmem, strndup and SOCK_CLOEXEC.
+if HAVE_CURL
+plugins_LTLIBRARIES += plugins/fetch.la
+plugins_fetch_la_SOURCES = plugins/fetch/fetch.c plugins/fetch/fetch.h \
+	plugins/fetch/http.c plugins/fetch/html.c plugins/fetch/policy.c \
+	plugins/fetch/robots.c plugins/fetch/util.c
+plugins_fetch_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
+plugins_fetch_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -pthread
+plugins_fetch_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_fetch_la_LIBADD = $(JSONC_LIBS) $(CURL_LIBS)
+endif
+EXTRA_DIST += plugins/fetch/README.md
+
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,
 # libtool's uninstall no longer knows the .so, hence the uninstall hook.
 BUNDLED_PLUGINS = echo calc fs
 if HAVE_SQLITE
 BUNDLED_PLUGINS += sqlite
+endif
+if HAVE_CURL
+BUNDLED_PLUGINS += fetch
 endif
 
 install-data-hook:

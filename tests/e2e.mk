@@ -24,6 +24,7 @@ E2E_FILES = \
 	tests/e2e/client.test.mjs \
 	tests/e2e/fs.test.mjs \
 	tests/e2e/sqlite.test.mjs \
+	tests/e2e/fetch.test.mjs \
 	tests/e2e/abi.test.mjs \
 	tests/e2e/http.test.mjs \
 	tests/e2e/nginx.test.mjs \

@@ -34,3 +34,21 @@ tests_unit_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JWT_CFLAGS)
 tests_unit_unit_tests_LDADD = src/libmcpdhttp.la src/libmcpdcore.la \
 	$(CHECK_LIBS) $(JSONC_LIBS) $(UV_LIBS) $(JWT_LIBS) $(CRYPTO_LIBS)
 endif
+
+# The fetch plugin's parsers (HTML, robots.txt, address classes, host
+# lists), built from its own sources: a plugin exports nothing to link to.
+if HAVE_CHECK
+if HAVE_CURL
+check_PROGRAMS += tests/fetch/fetch_tests
+TESTS += tests/fetch/fetch_tests
+tests_fetch_fetch_tests_SOURCES = tests/fetch/fetch_tests.c \
+	plugins/fetch/fetch.h plugins/fetch/html.c plugins/fetch/policy.c \
+	plugins/fetch/robots.c plugins/fetch/util.c
+tests_fetch_fetch_tests_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/plugins/fetch -D_GNU_SOURCE
+tests_fetch_fetch_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(CURL_CFLAGS) -pthread
+tests_fetch_fetch_tests_LDFLAGS = -pthread
+tests_fetch_fetch_tests_LDADD = $(CHECK_LIBS) $(CURL_LIBS) $(JSONC_LIBS)
+endif
+endif

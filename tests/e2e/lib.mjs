@@ -34,7 +34,7 @@ export const LATEST = '2025-11-25';
 export const SANITIZED = Boolean(process.env.ASAN_OPTIONS || process.env.TSAN_OPTIONS);
 
 /** Plugins shipped with mcpd; everything else is a check-only fixture. */
-const BUNDLED = new Set(['echo', 'calc', 'fs', 'sqlite']);
+const BUNDLED = new Set(['echo', 'calc', 'fs', 'sqlite', 'fetch']);
 /** Example plugins, built under examples/. */
 const EXAMPLES = new Set(['everything']);
 
