@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -417,27 +418,70 @@ void load_set_tick(int on) {
   setitimer(ITIMER_REAL, &it, NULL);
 }
 
-/* Peak resident set of the live server, in KiB, or -1. */
+/* Peak resident set of a live process, in KiB, or -1. */
 static long read_vmhwm(pid_t pid) {
   char path[64];
   char line[256];
   FILE *f;
   long kib;
 
-  load_set_tick(0);
   snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
   f = fopen(path, "r");
-  if (f == NULL) {
-    load_set_tick(1);
+  if (f == NULL)
     return -1;
-  }
   kib = -1;
   while (fgets(line, sizeof(line), f) != NULL)
     if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
       break;
   fclose(f);
-  load_set_tick(1);
   return kib;
+}
+
+/* The parent of process `name` (a /proc entry), or -1. */
+static pid_t read_ppid(const char *name) {
+  char path[300];
+  char line[512];
+  const char *p;
+  FILE *f;
+  long ppid;
+
+  snprintf(path, sizeof(path), "/proc/%s/stat", name);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  ppid = -1;
+  /* The command name, in parentheses, may itself hold spaces and
+   * parentheses, so the fields after it are found from the last ')'. */
+  if (fgets(line, sizeof(line), f) != NULL &&
+      (p = strrchr(line, ')')) != NULL && sscanf(p + 1, " %*c %ld", &ppid) != 1)
+    ppid = -1;
+  fclose(f);
+  return (pid_t)ppid;
+}
+
+/* The largest peak resident set among the live server's children, in KiB,
+ * or -1 if it has none.  For mcpd --isolate the children are its plugin
+ * workers.  /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN, which
+ * not every kernel has, so this looks at every process's parent instead. */
+static long read_children_vmhwm(pid_t pid) {
+  struct dirent *e;
+  DIR *d;
+  long kib;
+  long max;
+
+  d = opendir("/proc");
+  if (d == NULL)
+    return -1;
+  max = -1;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9' || read_ppid(e->d_name) != pid)
+      continue;
+    kib = read_vmhwm((pid_t)strtol(e->d_name, NULL, 10));
+    if (kib > max)
+      max = kib;
+  }
+  closedir(d);
+  return max;
 }
 
 long load_reap(load_run *r) {
@@ -547,7 +591,11 @@ static void close_server(load_run *r) {
   }
   if (r->broken && r->errors == 0)
     r->errors = 1;
+  /* The tick must not cut these reads short. */
+  load_set_tick(0);
   r->hwm_kib = read_vmhwm(r->pid);
+  r->worker_hwm_kib = read_children_vmhwm(r->pid);
+  load_set_tick(1);
   r->maxrss_kib = r->tp->finish(r);
   run_keep(r);
 }
@@ -603,13 +651,13 @@ static int run_load(load_run *servers, int count) {
     printf("label=%s server=%d transport=%s method=%s n=%" PRId64 " w=%" PRId64
            " calls_per_s=%.1f median_chunk_per_s=%.1f p50_us=%.1f"
            " p99_us=%.1f max_us=%.1f rss_kib=%ld maxrss_kib=%ld"
-           " errors=%" PRId64 "\n",
+           " worker_rss_kib=%ld errors=%" PRId64 "\n",
            load_opt.label ? load_opt.label : "-", r->index, r->tp->name,
            load_opt.method, load_opt.n, load_opt.window,
            r->busy_ns > 0 ? r->nlat / (r->busy_ns / 1e9) : 0.0,
            median_chunk_rate(r), pct_us(r->lat, r->nlat, 0.50),
            pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 1.0),
-           r->hwm_kib, r->maxrss_kib, r->errors);
+           r->hwm_kib, r->maxrss_kib, r->worker_hwm_kib, r->errors);
     errors += r->errors;
     free(r->t_send_base);
     free(r->lat_base);

@@ -88,6 +88,8 @@ struct load_run {
   double *chunk_rate;
   size_t nchunks;
   long hwm_kib;
+  /* The largest VmHWM among the server's children (its plugin workers). */
+  long worker_hwm_kib;
   long maxrss_kib;
 
   pid_t pid;

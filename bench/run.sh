@@ -94,6 +94,15 @@ while [ "$rep" -le "$reps" ]; do
       -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
       --vs "$floor"
   done
+  # Crash isolation (issue 13): the same echo plugin in a worker process
+  # (mcpd --isolate) against in-process, and the worker's peak RSS.
+  for w in 1 64; do
+    measure "iso-w$w" "$rep" isolated inproc -n "$n" -w "$w" \
+      --method tools/call --tool echo --args '{"text":"hello"}' \
+      --expect '"hello"' \
+      -- "$mcpd" --isolate --plugins "$tmp/echo" --no-watch --log-level error \
+      --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
+  done
   # No floor here: this run only measures mcpd's footprint with no plugins.
   measure ping-bare "$rep" mcpd - -n "$n" -w 64 \
     -- "$mcpd" --plugins "$tmp/none" --no-watch --log-level error
@@ -189,6 +198,10 @@ function keep_max(name, v) {
     keep_max("echo" SUBSEP who, rss)
   else if (key ~ /^http-echo/)
     keep_max("http-echo" SUBSEP who, rss)
+  else if (key ~ /^iso/) {
+    keep_max("iso" SUBSEP who, rss)
+    keep_max("worker" SUBSEP who, val(line, "worker_rss_kib"))
+  }
   if (rep > reps)
     reps = rep
 }
@@ -213,10 +226,15 @@ function row(metric, m, f, ratio, target, ok) {
   printf "%-34s %10s %10s %6s  %-9s %s\n", metric, m, f, \
     fmt("%.2f", ratio), target, ok ? "PASS" : "MISS"
 }
-function rate_row(metric, key, goal,    m, f, q) {
-  m = median(lists[key SUBSEP "mcpd"])
-  f = median(lists[key SUBSEP "floor"])
-  q = ratio_list(key, "rate", "mcpd", "floor")
+function rate_row(metric, key, goal) {
+  pair_rate_row(metric, key, "mcpd", "floor", goal)
+}
+# The same for two servers named otherwise: a in the mcpd column, b in the
+# floor column.
+function pair_rate_row(metric, key, a, b, goal,    m, f, q) {
+  m = median(lists[key SUBSEP a])
+  f = median(lists[key SUBSEP b])
+  q = ratio_list(key, "rate", a, b)
   row(metric, fmt("%.0f", m), fmt("%.0f", f), q, ">=" goal, \
     q >= goal)
 }
@@ -244,6 +262,16 @@ END {
   f = median(lists["startup" SUBSEP "floor"])
   row("start to initialize, p50 us", fmt("%.0f", m), fmt("%.0f", f), \
     div(m, f), "<=2000", m > 0 && m <= 2000)
+
+  pair_rate_row("echo calls/s, 1 in flight, isolated", "iso-w1", \
+    "isolated", "inproc", 0.5)
+  pair_rate_row("echo calls/s, 64 in flight, isolated", "iso-w64", \
+    "isolated", "inproc", 0.7)
+  m = peak["worker" SUBSEP "isolated"]; f = peak["iso" SUBSEP "inproc"]
+  row("worker RSS KiB, isolated echo", fmt("%d", m), fmt("%d", f), \
+    div(m, f), "<=2048", m > 0 && m <= 2048)
+  print "(isolated rows: mcpd column is mcpd --isolate, floor column mcpd;"
+  print " worker RSS: the echo worker against the in-process mcpd)"
 
   rate_row("http ping calls/s, 1 in flight", "http-ping-w1", 0.95)
   rate_row("http echo calls/s, 1 in flight", "http-echo-w1", 0.95)
