@@ -39,6 +39,11 @@ struct stdio_transport {
   int in_handle, out_handle; /* initialized libuv handles */
   uv_idle_t idle;            /* drives reads of a regular file */
   int idle_handle;
+  /* Writes made outside a read (calls that end on other threads, in a
+   * worker, on a timer) wait for the next idle phase: those of one loop
+   * turn leave in one write. */
+  uv_idle_t flush;
+  int flush_handle;
   uv_write_t stream_write;
   framer framer;
   strbuf pending; /* accumulating */
@@ -139,6 +144,9 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
   } else {
     t->in_type = UV_FILE;
   }
+  uv_idle_init(loop, &t->flush);
+  t->flush.data = t;
+  t->flush_handle = 1;
   if (t->in_type == UV_FILE) {
     uv_idle_init(loop, &t->idle);
     t->idle.data = t;
@@ -266,12 +274,24 @@ static void start_write(stdio_transport *t) {
   }
 }
 
+static void flush_cb(uv_idle_t *idle) {
+  stdio_transport *t = idle->data;
+  uv_idle_stop(idle);
+  if (!t->writing && !t->failed && t->pending.len > 0)
+    start_write(t);
+}
+
 /* Starts a write unless one is in flight or a read is being handled: every
- * reply to one read goes out in one write. */
+ * reply to one read goes out in one write, and so do the replies of one
+ * loop turn. */
 static void flush_soon(stdio_transport *t) {
   if (!t->writing && !t->dispatching) {
-    if (t->pending.len > 0)
-      start_write(t);
+    if (t->pending.len > 0) {
+      if (t->flush_handle && !t->closing)
+        uv_idle_start(&t->flush, flush_cb);
+      else
+        start_write(t);
+    }
   } else if (t->pending.len > OUT_HIGH_WATER && t->reading) {
     t->paused = 1;
     if (t->in_handle)
@@ -463,11 +483,16 @@ static void maybe_finish_close(stdio_transport *t) {
     start_write(t);
   if (t->writing)
     return; /* write_done comes back here */
-  if (t->in_handle || t->out_handle || t->idle_handle) {
+  if (t->in_handle || t->out_handle || t->idle_handle || t->flush_handle) {
     if (t->idle_handle) {
       t->idle_handle = 0;
       t->open_handles++;
       uv_close((uv_handle_t *)&t->idle, close_cb);
+    }
+    if (t->flush_handle) {
+      t->flush_handle = 0;
+      t->open_handles++;
+      uv_close((uv_handle_t *)&t->flush, close_cb);
     }
     if (t->in_handle) {
       t->in_handle = 0;

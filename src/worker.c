@@ -14,6 +14,7 @@
 #include "framer.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "strbuf.h"
 #include "worker.h"
 
 /* Restart backoff: the first retry after RESTART_MIN_MS, doubling up to
@@ -71,6 +72,9 @@ struct worker {
   uv_timer_t *restart;            /* backoff, or the kill at stop */
   json_object *staged[REG_KINDS]; /* list items while listing */
   struct worker *next_all;        /* every worker, for shutdown */
+  strbuf out;                     /* messages queued for the worker */
+  uv_idle_t *flush;               /* writes them once per loop turn */
+  int writing;                    /* a uv_write of them is in flight */
 };
 
 void worker_set_program(const char *path) {
@@ -87,43 +91,88 @@ static void settle(worker *w);
 
 /* --- sending ------------------------------------------------------------ */
 
+static void flush_out(worker *w);
+
 static void write_done_cb(uv_write_t *req, int status) {
+  worker *w = req->handle->data;
   (void)status;
   free(req->data);
   free(req);
+  w->writing = 0;
+  flush_out(w);
 }
 
-/* Sends one message (taken over) to the worker. */
+/* Writes what is queued for the worker: most of it at once with
+ * uv_try_write, the rest with one uv_write of a copy. */
+static void flush_out(worker *w) {
+  uv_buf_t buf;
+  uv_write_t *req;
+  char *copy;
+  int n;
+
+  if (w->pipe == NULL || uv_is_closing((uv_handle_t *)w->pipe) || !w->alive ||
+      w->writing || w->out.len == 0)
+    return;
+  buf = uv_buf_init(w->out.data, (unsigned)w->out.len);
+  n = uv_try_write((uv_stream_t *)w->pipe, &buf, 1);
+  if (n == (int)buf.len) {
+    w->out.len = 0;
+    return;
+  }
+  if (n < 0 && n != UV_EAGAIN) {
+    w->out.len = 0; /* the worker is going; exit_cb tells */
+    return;
+  }
+  if (n < 0)
+    n = 0;
+  req = malloc(sizeof(*req));
+  copy = malloc(buf.len - (size_t)n);
+  if (req == NULL || copy == NULL) {
+    free(req);
+    free(copy);
+    log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
+    w->out.len = 0;
+    return;
+  }
+  memcpy(copy, buf.base + n, buf.len - (size_t)n);
+  buf = uv_buf_init(copy, buf.len - (unsigned)n);
+  w->out.len = 0;
+  req->data = copy;
+  w->writing = 1;
+  if (uv_write(req, (uv_stream_t *)w->pipe, &buf, 1, write_done_cb) != 0) {
+    w->writing = 0;
+    free(copy);
+    free(req);
+  }
+}
+
+static void flush_idle_cb(uv_idle_t *idle) {
+  worker *w = idle->data;
+  uv_idle_stop(idle);
+  flush_out(w);
+}
+
+/* Queues one message (taken over) for the worker: the messages of one
+ * loop turn leave in one write. */
 static void send_msg(worker *w, json_object *msg) {
   size_t len;
   const char *text;
-  uv_write_t *req;
-  char *copy;
-  uv_buf_t buf;
 
   if (w->pipe == NULL || !w->alive) {
     json_object_put(msg);
     return;
   }
   text = jsonrpc_to_string(msg, &len);
-  req = malloc(sizeof(*req));
-  copy = malloc(len + 1);
-  if (req == NULL || copy == NULL) {
-    free(req);
-    free(copy);
-    json_object_put(msg);
+  strbuf_append(&w->out, text, len);
+  strbuf_append(&w->out, "\n", 1);
+  json_object_put(msg);
+  if (w->out.failed) {
+    w->out.failed = 0;
+    w->out.len = 0;
     log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
     return;
   }
-  memcpy(copy, text, len);
-  copy[len] = '\n';
-  json_object_put(msg);
-  req->data = copy;
-  buf = uv_buf_init(copy, (unsigned)len + 1);
-  if (uv_write(req, (uv_stream_t *)w->pipe, &buf, 1, write_done_cb) != 0) {
-    free(copy);
-    free(req);
-  }
+  uv_idle_start(w->flush, flush_idle_cb);
 }
 
 static pending *pending_add(worker *w, pending_kind kind) {
@@ -493,6 +542,7 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
   uint64_t now = uv_now(w->env->loop), delay;
 
   w->alive = 0;
+  w->out.len = 0; /* for the process that is gone */
   settle(w);
   w->exit_status = (int)status;
   w->term_signal = signum;
@@ -705,9 +755,12 @@ static int spawn(worker *w) {
 int worker_start(const worker_env *env, plugin *p) {
   worker *w = calloc(1, sizeof(*w));
   if (w == NULL || (w->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL ||
-      (w->restart = malloc(sizeof(*w->restart))) == NULL) {
-    if (w != NULL)
+      (w->restart = malloc(sizeof(*w->restart))) == NULL ||
+      (w->flush = malloc(sizeof(*w->flush))) == NULL) {
+    if (w != NULL) {
       json_tokener_free(w->tok);
+      free(w->restart);
+    }
     free(w);
     log_error("plugin \"%s\": out of memory", p->name);
     return -1;
@@ -720,6 +773,8 @@ int worker_start(const worker_env *env, plugin *p) {
   framer_init(&w->in, env->opts->max_message);
   uv_timer_init(env->loop, w->restart);
   w->restart->data = w;
+  uv_idle_init(env->loop, w->flush);
+  w->flush->data = w;
   w->window_start = uv_now(env->loop);
   p->worker = w;
   if (spawn(w) != 0) {
@@ -792,6 +847,7 @@ static void restart_closed_cb(uv_handle_t *h) {
       break;
     }
   framer_free(&w->in);
+  strbuf_free(&w->out);
   json_tokener_free(w->tok);
   plugin_release(w->p);
   free(w);
@@ -802,6 +858,7 @@ static void worker_free_if_done(worker *w) {
   if (!w->stopping || w->alive || w->pipe != NULL || w->proc != NULL ||
       w->restart == NULL || uv_is_closing((uv_handle_t *)w->restart))
     return;
+  uv_close((uv_handle_t *)w->flush, free_handle_cb);
   uv_close((uv_handle_t *)w->restart, restart_closed_cb);
 }
 
