@@ -26,6 +26,8 @@
 #define PARK_WINDOW_MS 60000
 /* How long an ended worker may take to exit before SIGKILL. */
 #define STOP_GRACE_MS 2000
+/* How long a new worker may take to list what its plugin offers. */
+#define START_TIMEOUT_MS 10000
 
 static const char *const list_methods[REG_KINDS] = {
     "tools/list", "resources/list", "resources/templates/list", "prompts/list"};
@@ -299,6 +301,7 @@ static void listed(worker *w, int kind, json_object *result) {
     for (int k = 0; k < REG_KINDS; k++)
       register_kind(w, k);
     w->ready = 1;
+    uv_timer_stop(w->restart); /* the start timeout */
     settle(w);
     log_debug("plugin \"%s\": its worker (pid %d) is ready", w->p->name,
               w->proc ? w->proc->pid : 0);
@@ -626,6 +629,17 @@ static int config_fd(worker *w) {
   return fd;
 }
 
+/* A worker that does not get ready in time is treated as crashed. */
+static void start_timeout_cb(uv_timer_t *t) {
+  worker *w = t->data;
+  if (!w->ready && w->alive && w->proc != NULL) {
+    log_error("plugin \"%s\": its worker did not start within %d s; "
+              "killing it",
+              w->p->name, START_TIMEOUT_MS / 1000);
+    uv_process_kill(w->proc, SIGKILL);
+  }
+}
+
 static int spawn(worker *w) {
   const options *o = w->env->opts;
   uv_process_options_t po;
@@ -747,6 +761,7 @@ static int spawn(worker *w) {
     json_object_object_add(params, "clientInfo", info);
     request(w, P_INIT, "initialize", params);
   }
+  uv_timer_start(w->restart, start_timeout_cb, START_TIMEOUT_MS, 0);
   return 0;
 }
 
