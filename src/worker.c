@@ -3,12 +3,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "framer.h"
@@ -58,7 +58,9 @@ struct worker {
   const worker_env *env;
   plugin *p; /* a reference */
   uv_process_t *proc;
-  uv_pipe_t *pipe;
+  uv_pipe_t *pipe;  /* its stdout: what it says */
+  uv_pipe_t *wpipe; /* its stdin: what we say (pipes are quicker than a
+                       socketpair for this ping-pong) */
   framer in;
   json_tokener *tok;
   uint64_t next_id;
@@ -112,11 +114,11 @@ static void flush_out(worker *w) {
   char *copy;
   int n;
 
-  if (w->pipe == NULL || uv_is_closing((uv_handle_t *)w->pipe) || !w->alive ||
+  if (w->wpipe == NULL || uv_is_closing((uv_handle_t *)w->wpipe) || !w->alive ||
       w->writing || w->out.len == 0)
     return;
   buf = uv_buf_init(w->out.data, (unsigned)w->out.len);
-  n = uv_try_write((uv_stream_t *)w->pipe, &buf, 1);
+  n = uv_try_write((uv_stream_t *)w->wpipe, &buf, 1);
   if (n == (int)buf.len) {
     w->out.len = 0;
     return;
@@ -141,7 +143,7 @@ static void flush_out(worker *w) {
   w->out.len = 0;
   req->data = copy;
   w->writing = 1;
-  if (uv_write(req, (uv_stream_t *)w->pipe, &buf, 1, write_done_cb) != 0) {
+  if (uv_write(req, (uv_stream_t *)w->wpipe, &buf, 1, write_done_cb) != 0) {
     w->writing = 0;
     free(copy);
     free(req);
@@ -160,7 +162,7 @@ static void send_msg(worker *w, json_object *msg) {
   size_t len;
   const char *text;
 
-  if (w->pipe == NULL || !w->alive) {
+  if (w->wpipe == NULL || !w->alive) {
     json_object_put(msg);
     return;
   }
@@ -477,14 +479,24 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 
 static void pipe_closed_cb(uv_handle_t *h) {
   worker *w = h->data;
+  if (h == (uv_handle_t *)w->pipe)
+    w->pipe = NULL;
+  else
+    w->wpipe = NULL;
   free(h);
-  w->pipe = NULL;
   worker_free_if_done(w);
 }
 
+/* Closes both pipes; `pipes_gone` says when they are. */
 static void close_pipe(worker *w) {
   if (w->pipe != NULL && !uv_is_closing((uv_handle_t *)w->pipe))
     uv_close((uv_handle_t *)w->pipe, pipe_closed_cb);
+  if (w->wpipe != NULL && !uv_is_closing((uv_handle_t *)w->wpipe))
+    uv_close((uv_handle_t *)w->wpipe, pipe_closed_cb);
+}
+
+static int pipes_gone(const worker *w) {
+  return w->pipe == NULL && w->wpipe == NULL;
 }
 
 static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
@@ -511,7 +523,7 @@ static void restart_cb(uv_timer_t *t) {
   worker *w = t->data;
   if (w->stopping || w->alive)
     return;
-  if (w->pipe != NULL) {
+  if (!pipes_gone(w)) {
     /* The old connection is still closing. */
     uv_timer_start(t, restart_cb, 10, 0);
     return;
@@ -640,28 +652,43 @@ static void start_timeout_cb(uv_timer_t *t) {
   }
 }
 
+static void close_all(const int to[2], const int from[2], int cfg) {
+  close(to[0]);
+  close(to[1]);
+  close(from[0]);
+  close(from[1]);
+  if (cfg >= 0)
+    close(cfg);
+}
+
 static int spawn(worker *w) {
   const options *o = w->env->opts;
   uv_process_options_t po;
   uv_stdio_container_t stdio[4];
   char threads[24], level[16], limits[3][24];
   char *args[20];
-  int sv[2], cfg, rc, n = 0;
+  int to[2], from[2], cfg, rc, n = 0;
   static const char *const levels[] = {"error", "warn", "info", "debug"};
 
   if (program == NULL) {
     log_error("plugin \"%s\": no program to run its worker", w->p->name);
     return -1;
   }
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    log_error("plugin \"%s\": socketpair: %s", w->p->name, strerror(errno));
+  /* to[0] is its stdin, from[1] its stdout. */
+  if (pipe2(to, O_CLOEXEC) != 0) {
+    log_error("plugin \"%s\": pipe: %s", w->p->name, strerror(errno));
+    return -1;
+  }
+  if (pipe2(from, O_CLOEXEC) != 0) {
+    log_error("plugin \"%s\": pipe: %s", w->p->name, strerror(errno));
+    close(to[0]);
+    close(to[1]);
     return -1;
   }
   if ((cfg = config_fd(w)) < 0) {
     log_error("plugin \"%s\": cannot pass its config: %s", w->p->name,
               strerror(errno));
-    close(sv[0]);
-    close(sv[1]);
+    close_all(to, from, -1);
     return -1;
   }
   snprintf(threads, sizeof(threads), "%zu", o->threads);
@@ -696,9 +723,9 @@ static int spawn(worker *w) {
   memset(&po, 0, sizeof(po));
   memset(stdio, 0, sizeof(stdio));
   stdio[0].flags = UV_INHERIT_FD;
-  stdio[0].data.fd = sv[1];
+  stdio[0].data.fd = to[0];
   stdio[1].flags = UV_INHERIT_FD;
-  stdio[1].data.fd = sv[1];
+  stdio[1].data.fd = from[1];
   stdio[2].flags = UV_INHERIT_FD;
   stdio[2].data.fd = 2;
   stdio[3].flags = UV_INHERIT_FD;
@@ -711,19 +738,21 @@ static int spawn(worker *w) {
 
   w->proc = calloc(1, sizeof(*w->proc));
   w->pipe = calloc(1, sizeof(*w->pipe));
-  if (w->proc == NULL || w->pipe == NULL) {
+  w->wpipe = calloc(1, sizeof(*w->wpipe));
+  if (w->proc == NULL || w->pipe == NULL || w->wpipe == NULL) {
     free(w->proc);
     free(w->pipe);
+    free(w->wpipe);
     w->proc = NULL;
-    w->pipe = NULL;
-    close(sv[0]);
-    close(sv[1]);
-    close(cfg);
+    w->pipe = w->wpipe = NULL;
+    close_all(to, from, cfg);
     return -1;
   }
   w->proc->data = w;
   rc = uv_spawn(w->env->loop, w->proc, &po);
-  close(sv[1]);
+  /* The child's ends are the child's now. */
+  close(to[0]);
+  close(from[1]);
   close(cfg);
   if (rc != 0) {
     log_error("plugin \"%s\": cannot start its worker: %s", w->p->name,
@@ -731,14 +760,19 @@ static int spawn(worker *w) {
     uv_close((uv_handle_t *)w->proc, free_handle_cb);
     w->proc = NULL;
     free(w->pipe);
-    w->pipe = NULL;
-    close(sv[0]);
+    free(w->wpipe);
+    w->pipe = w->wpipe = NULL;
+    close(to[1]);
+    close(from[0]);
     return -1;
   }
   w->alive = 1;
   uv_pipe_init(w->env->loop, w->pipe, 0);
   w->pipe->data = w;
-  uv_pipe_open(w->pipe, sv[0]);
+  uv_pipe_open(w->pipe, from[0]);
+  uv_pipe_init(w->env->loop, w->wpipe, 0);
+  w->wpipe->data = w;
+  uv_pipe_open(w->wpipe, to[1]);
   framer_free(&w->in);
   framer_init(&w->in, o->max_message);
   uv_read_start((uv_stream_t *)w->pipe, alloc_cb, read_cb);
@@ -870,7 +904,7 @@ static void restart_closed_cb(uv_handle_t *h) {
 
 /* Frees a stopped worker once its process and pipe are gone. */
 static void worker_free_if_done(worker *w) {
-  if (!w->stopping || w->alive || w->pipe != NULL || w->proc != NULL ||
+  if (!w->stopping || w->alive || !pipes_gone(w) || w->proc != NULL ||
       w->restart == NULL || uv_is_closing((uv_handle_t *)w->restart))
     return;
   uv_close((uv_handle_t *)w->flush, free_handle_cb);
