@@ -1347,10 +1347,9 @@ static void answer_input_required(mcpd_call *c, request *r) {
         json_object_object_add(answers, key, json_object_get(answer));
     }
   }
-  state = request_state_seal(
-      c->exec->state_key, call_method(c), c->name,
-      c->kind == CALL_READ ? NULL : c->args, answers,
-      request_state_now_ms() + c->exec->state_ttl_ms);
+  state = request_state_seal(c->exec->state_key, call_method(c), c->name,
+                             c->kind == CALL_READ ? NULL : c->args, answers,
+                             request_state_now_ms() + c->exec->state_ttl_ms);
   json_object_put(answers);
   if (state == NULL) {
     json_object_put(result);
@@ -2392,8 +2391,8 @@ static int input_request(mcpd_call *c, const char *method, json_object *params,
   call_event *ev = new_event(c->exec, answer_run);
   unsigned nth;
 
-  if (ev == NULL || (c->asked == NULL &&
-                     (c->asked = json_object_new_object()) == NULL)) {
+  if (ev == NULL ||
+      (c->asked == NULL && (c->asked = json_object_new_object()) == NULL)) {
     free(ev);
     json_object_put(params);
     set_error("out of memory");

@@ -160,12 +160,11 @@ static void on_discover(methods_ctx *ctx, request *r) {
   /* As initialize declares them: list changes and resource updates are
    * heard through subscriptions/listen.  logging is on: a request that
    * sets logLevel hears its own call's log lines. */
-  caps_member(caps, "tools", "listChanged", MODERN_TOOLS_LIST_CHANGED, NULL,
-              0);
+  caps_member(caps, "tools", "listChanged", MODERN_TOOLS_LIST_CHANGED, NULL, 0);
   caps_member(caps, "resources", "subscribe", MODERN_RESOURCES_SUBSCRIBE,
               "listChanged", MODERN_RESOURCES_LIST_CHANGED);
-  caps_member(caps, "prompts", "listChanged", MODERN_PROMPTS_LIST_CHANGED,
-              NULL, 0);
+  caps_member(caps, "prompts", "listChanged", MODERN_PROMPTS_LIST_CHANGED, NULL,
+              0);
   json_object_object_add(caps, "logging", json_object_new_object());
   json_object_object_add(caps, "completions", json_object_new_object());
   json_object_object_add(result, "supportedVersions", versions);
@@ -594,7 +593,6 @@ void methods_registry_changed(methods_ctx *ctx) {
 #define LISTEN_RESOURCES 0x2u
 #define LISTEN_PROMPTS 0x4u
 
-
 /* The list_changed flags of the listen params, their bits, and whether
  * server/discover declares the capability that grants each. */
 static const struct {
@@ -617,8 +615,7 @@ static json_object *tagged(const listener *l, json_object *params) {
   return params;
 }
 
-static void listen_notify(listener *l, const char *name,
-                          json_object *params) {
+static void listen_notify(listener *l, const char *name, json_object *params) {
   request *r = l->request;
   if (r->session != NULL)
     session_notify_related(r->session, r, name, tagged(l, params));
@@ -672,7 +669,8 @@ static int listen_resources(methods_ctx *ctx, listener *l, json_object *asked,
   size_t n = json_object_array_length(asked);
 
   for (size_t i = 0; i < n; i++) {
-    const char *uri = json_object_get_string(json_object_array_get_idx(asked, i));
+    const char *uri =
+        json_object_get_string(json_object_array_get_idx(asked, i));
     json_object *vars;
     reg_entry *e;
 
@@ -705,8 +703,7 @@ static void on_listen(methods_ctx *ctx, request *r) {
     return;
   }
   if (json_object_is_type(asked, json_type_object)) {
-    for (size_t i = 0; i < sizeof(listen_flags) / sizeof(listen_flags[0]);
-         i++)
+    for (size_t i = 0; i < sizeof(listen_flags) / sizeof(listen_flags[0]); i++)
       if (json_object_object_get_ex(asked, listen_flags[i].flag, &v) &&
           !json_object_is_type(v, json_type_boolean)) {
         fail_named(r, JSONRPC_INVALID_PARAMS,

@@ -263,10 +263,9 @@ char *request_state_seal(const unsigned char key[REQUEST_STATE_KEY_SIZE],
 }
 
 int request_state_open(const unsigned char key[REQUEST_STATE_KEY_SIZE],
-                       const char *state, const char *method,
-                       const char *name, json_object *arguments,
-                       uint64_t now_ms, json_object **answers, char *why,
-                       size_t why_len) {
+                       const char *state, const char *method, const char *name,
+                       json_object *arguments, uint64_t now_ms,
+                       json_object **answers, char *why, size_t why_len) {
   const char *dot;
   unsigned char mac[SHA256_SIZE], *given = NULL, *payload_text = NULL;
   size_t given_len = 0, payload_len = 0;
@@ -290,9 +289,9 @@ int request_state_open(const unsigned char key[REQUEST_STATE_KEY_SIZE],
              "the same stateKeyFile)");
     goto out;
   }
-  payload_text = b64_decode(state + strlen(STATE_VERSION),
-                            (size_t)(dot - state) - strlen(STATE_VERSION),
-                            &payload_len);
+  payload_text =
+      b64_decode(state + strlen(STATE_VERSION),
+                 (size_t)(dot - state) - strlen(STATE_VERSION), &payload_len);
   if (payload_text == NULL ||
       (payload = json_tokener_parse((const char *)payload_text)) == NULL ||
       !json_object_object_get_ex(payload, "b", &b) ||

@@ -41,10 +41,9 @@ char *request_state_seal(const unsigned char key[REQUEST_STATE_KEY_SIZE],
  * `now_ms`.  Returns 0 and the answers it carries in *answers (a new
  * object), or -1 with the reason in `why`. */
 int request_state_open(const unsigned char key[REQUEST_STATE_KEY_SIZE],
-                       const char *state, const char *method,
-                       const char *name, json_object *arguments,
-                       uint64_t now_ms, json_object **answers, char *why,
-                       size_t why_len);
+                       const char *state, const char *method, const char *name,
+                       json_object *arguments, uint64_t now_ms,
+                       json_object **answers, char *why, size_t why_len);
 
 /* The key of a plugin's request `method` with `params` (may be NULL) that
  * is the `nth` (from 1) identical one of its run: a function of what is

@@ -441,7 +441,7 @@ static int can_write_text(request *r) {
  * of these members is parsed and merged. */
 
 #define MODERN_HEAD                                                            \
-  "\",\"_meta\":{\"" SESSION_META_SERVER_INFO                                   \
+  "\",\"_meta\":{\"" SESSION_META_SERVER_INFO                                  \
   "\":{\"name\":\"mcpd\",\"title\":\"mcpd\",\"version\":\"" PACKAGE_VERSION    \
   "\"}}"
 

@@ -113,8 +113,8 @@ void sha256(const void *data, size_t len, unsigned char out[SHA256_SIZE]) {
   sha256_final(&ctx, out);
 }
 
-void hmac_sha256(const void *key, size_t key_len, const void *data,
-                 size_t len, unsigned char out[SHA256_SIZE]) {
+void hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                 unsigned char out[SHA256_SIZE]) {
   unsigned char k[64] = {0}, pad[64], inner[SHA256_SIZE];
   sha256_ctx ctx;
 

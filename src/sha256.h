@@ -22,8 +22,8 @@ void sha256_final(sha256_ctx *ctx, unsigned char out[SHA256_SIZE]);
 /* The digest of one buffer. */
 void sha256(const void *data, size_t len, unsigned char out[SHA256_SIZE]);
 /* HMAC-SHA256 of `data` under `key` (any length). */
-void hmac_sha256(const void *key, size_t key_len, const void *data,
-                 size_t len, unsigned char out[SHA256_SIZE]);
+void hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                 unsigned char out[SHA256_SIZE]);
 /* Compares two digests in time that does not depend on where they
  * differ; returns nonzero when equal. */
 int sha256_equal(const unsigned char *a, const unsigned char *b);
