@@ -21,6 +21,7 @@
 #include "jsonrpc.h"
 #include "loader.h"
 #include "log.h"
+#include "request_state.h"
 #include "schema.h"
 #include "utf8.h"
 #include "watchdog.h"
@@ -51,7 +52,12 @@ typedef struct call_event {
   int kind;               /* remove_*: the reg_kind */
   char *name;             /* remove_*: the key; log: the logger; updated: uri */
   char *text;             /* log */
-  int value;              /* completion status, log level */
+  int value;              /* completion status, log level; answer: code */
+  /* answer: the plugin's client_request callback, run with `msg` (the
+   * answer) or with `value` and `text` (an error). */
+  void (*reply_cb)(void *arg, json_object *result, int code,
+                   const char *message);
+  void *reply_arg;
 } call_event;
 
 static call_event *new_event(call_exec *e, hostq_run_cb run) {
@@ -406,6 +412,10 @@ static void call_free(mcpd_call *c) {
   free(c->value);
   free(c->fail_message);
   json_object_put(c->fail_data);
+  json_object_put(c->answers);
+  json_object_put(c->inputs);
+  json_object_put(c->used);
+  json_object_put(c->asked);
   free(c->roots);
   reg_entry_release(c->entry);
   plugin_release(c->plugin);
@@ -802,6 +812,10 @@ void call_start(call_exec *e, request *r, const call_args *a) {
     c->argument = strdup(a->argument);
   if (a->value)
     c->value = strdup(a->value);
+  /* A private copy: plugin threads look answers up while it runs. */
+  if (a->answers != NULL &&
+      json_object_deep_copy(a->answers, &c->answers, NULL) != 0)
+    ok = 0;
   c->handle = handles_add(c, c->plugin->name);
   if (!ok || c->name == NULL || c->handle == 0 ||
       (a->argument && c->argument == NULL) || (a->value && c->value == NULL)) {
@@ -1309,6 +1323,48 @@ static void answer_missing(mcpd_call *c, request *r) {
   request_fail(r, SESSION_ERR_MISSING_CAPABILITY, text, data);
 }
 
+/* The method a modern call answers, for its requestState's binding. */
+static const char *call_method(const mcpd_call *c) {
+  static const char *const methods[] = {"tools/call", "resources/read",
+                                        "prompts/get", "completion/complete"};
+  return methods[c->kind];
+}
+
+/* Answers input_required: what the run asked and had no answer for, and
+ * a requestState with the answers it did use, so that the retry -- on
+ * this process or another with the same key -- runs it again with all of
+ * them.  Whatever the run built without the answers is dropped. */
+static void answer_input_required(mcpd_call *c, request *r) {
+  json_object *result = json_object_new_object();
+  json_object *answers = json_object_new_object();
+  char *state;
+
+  if (c->used != NULL) {
+    json_object_object_foreach(c->used, key, unused) {
+      json_object *answer = NULL;
+      (void)unused;
+      if (json_object_object_get_ex(c->answers, key, &answer))
+        json_object_object_add(answers, key, json_object_get(answer));
+    }
+  }
+  state = request_state_seal(c->exec->state_key, call_method(c), c->name,
+                             c->kind == CALL_READ ? NULL : c->args, answers,
+                             request_state_now_ms() + c->exec->state_ttl_ms);
+  json_object_put(answers);
+  if (state == NULL) {
+    json_object_put(result);
+    request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
+  }
+  json_object_object_add(result, "inputRequests", json_object_get(c->inputs));
+  json_object_object_add(result, "requestState", json_object_new_string(state));
+  free(state);
+  /* An interim result: no cache hints. */
+  r->result_type = "input_required";
+  r->cache_scope = NULL;
+  request_reply(r, result);
+}
+
 static void call_finish(mcpd_call *c, int status) {
   call_exec *e = c->exec;
   request *r = c->req;
@@ -1325,6 +1381,8 @@ static void call_finish(mcpd_call *c, int status) {
     r->call = NULL;
     if (c->modern && c->missing_caps != 0 && call_failed(c, status)) {
       answer_missing(c, r);
+    } else if (c->inputs != NULL) {
+      answer_input_required(c, r);
     } else if (c->fail_code != 0) {
       answer_failure(c, r);
     } else if (build_result(c, status, &out, err, sizeof(err)) == 0) {
@@ -2313,6 +2371,65 @@ static const char *cap_name(unsigned cap) {
   }
 }
 
+/* Runs a client_request callback on the loop with its answer or error. */
+static void answer_run(hostq_event *base) {
+  call_event *ev = (call_event *)base;
+  ev->reply_cb(ev->reply_arg, ev->msg, ev->msg != NULL ? 0 : ev->value,
+               ev->text);
+  free_event(ev);
+}
+
+/* A modern call's request to its client (slot locked, any thread): the
+ * answer is in the retry's answers, or the request joins the call's
+ * inputs and the plugin hears that it has no answer yet.  Either way its
+ * callback runs later on the loop, as an answer from the client would. */
+static int input_request(mcpd_call *c, const char *method, json_object *params,
+                         void (*cb)(void *, json_object *, int, const char *),
+                         void *arg) {
+  char base[REQUEST_STATE_INPUT_KEY_MAX], key[REQUEST_STATE_INPUT_KEY_MAX];
+  json_object *count = NULL, *answer = NULL, *copy = NULL, *ask;
+  call_event *ev = new_event(c->exec, answer_run);
+  unsigned nth;
+
+  if (ev == NULL ||
+      (c->asked == NULL && (c->asked = json_object_new_object()) == NULL)) {
+    free(ev);
+    json_object_put(params);
+    set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  /* The nth identical request of this run has a key of its own. */
+  request_state_input_key(method, params, 1, base);
+  json_object_object_get_ex(c->asked, base, &count);
+  nth = (unsigned)json_object_get_int(count) + 1;
+  json_object_object_add(c->asked, base, json_object_new_int((int)nth));
+  request_state_input_key(method, params, nth, key);
+  ev->reply_cb = cb;
+  ev->reply_arg = arg;
+  if (json_object_object_get_ex(c->answers, key, &answer) &&
+      json_object_deep_copy(answer, &copy, NULL) == 0) {
+    if (c->used == NULL)
+      c->used = json_object_new_object();
+    json_object_object_add(c->used, key, NULL);
+    ev->msg = copy;
+    json_object_put(params);
+  } else {
+    if (c->inputs == NULL)
+      c->inputs = json_object_new_object();
+    ask = json_object_new_object();
+    json_object_object_add(ask, "method", json_object_new_string(method));
+    if (params != NULL)
+      json_object_object_add(ask, "params", params);
+    json_object_object_add(c->inputs, key, ask);
+    ev->value = JSONRPC_INTERNAL_ERROR;
+    ev->text = strdup("input required: mcpd asks the client in its "
+                      "input_required result and runs this call again "
+                      "with the answer");
+  }
+  hostq_post(&c->exec->queue, &ev->base);
+  return MCPD_OK;
+}
+
 static int
 do_client_request(mcpd_call *c, const char *method, json_object *params,
                   void (*cb)(void *, json_object *, int, const char *),
@@ -2345,16 +2462,17 @@ do_client_request(mcpd_call *c, const char *method, json_object *params,
               cap_name(cap));
     return MCPD_ERROR;
   }
-  if (c->modern) {
-    /* The 2026-07-28 revision has the server answer input_required and
-     * the client retry with the answers; mcpd does not do that yet. */
+  if (c->modern && c->kind == CALL_COMPLETE) {
     json_object_put(params);
-    set_error("client_request: %.100s cannot reach a 2026-07-28 client yet "
-              "(mcpd does not return input_required results); the client "
-              "can connect with initialize (2025-11-25) instead",
-              method);
+    set_error("client_request: completion/complete cannot ask a 2026-07-28 "
+              "client anything (input_required is for tools/call, "
+              "resources/read and prompts/get)");
     return MCPD_ERROR;
   }
+  /* A worker's modern call asks its host, which answers from the retry
+   * or makes the result input_required: the worker keeps nothing. */
+  if (c->modern && !c->exec->worker)
+    return input_request(c, method, params, cb, arg);
   if (!(c->client_caps & cap)) {
     json_object_put(params);
     set_error("client_request: the client did not declare the %s "

@@ -20,6 +20,7 @@
 #include "mcpd.h"
 #include "options.h"
 #include "registry.h"
+#include "request_state.h"
 #include "session.h"
 #include "strbuf.h"
 #include "worker.h"
@@ -57,6 +58,10 @@ typedef struct call_exec {
    * its roots ("roots"), in place of this session's.  Never set for a
    * server of clients, who must not speak for one another. */
   int worker;
+  /* What seals the requestState of input_required results (the owner
+   * fills it: stateKeyFile, or random) and how long one stays valid. */
+  unsigned char state_key[REQUEST_STATE_KEY_SIZE];
+  uint64_t state_ttl_ms;
   void *arg;
 } call_exec;
 
@@ -81,6 +86,11 @@ typedef struct call_args {
   json_object *variables; /* reads through a template; may be NULL */
   const char *argument;   /* completion: the argument's name ... */
   const char *value;      /* ... and what the user typed */
+  /* A modern retry: the client's answers to earlier inputRequests, by
+   * input key (its inputResponses merged over those its requestState
+   * carried), or NULL.  What the plugin asks its client is answered from
+   * here; anything else makes the result input_required. */
+  json_object *answers;
 } call_args;
 
 /* The plugin never sees this struct: its `mcpd_call *` is a handle (see
@@ -124,6 +134,17 @@ struct mcpd_call {
    * Written with the handle's slot locked or on the loop. */
   unsigned missing_caps;
   struct client_ask *asks; /* requests to the client in flight (loop) */
+  /* Input required (modern tools/call, resources/read, prompts/get): the
+   * answers this run may use (a private copy, read-only while the call
+   * runs); the requests it made that had no answer yet (key -> {method,
+   * params}) and the keys of the answers it used, for the input_required
+   * result and its requestState; how often each request was made (key ->
+   * count).  The last three are written with the handle's slot locked and
+   * read on the loop once the call completed. */
+  json_object *answers;
+  json_object *inputs;
+  json_object *used;
+  json_object *asked;
   /* mcpd_host.on_cancel(); written and read with the handle's slot
    * locked, run on the loop thread. */
   void (*cancel_cb)(void *arg);

@@ -20,18 +20,29 @@
 /* 2026-07-28 only: a legacy client gets -32601 as it always did. */
 #define METHOD_MODERN 0x4u
 
-/* The cache hints of the six cacheable modern results.  Hot reload can
- * change every list, and what a read returns, at any moment (the watch
- * acts 40 ms after a file changes), and this server has no way yet to
- * tell a modern client that something changed (subscriptions/listen), so
- * nothing may be reused: a ttl of 0 asks the client to fetch again.
- * server/discover gets 0 too: behind a load balancer the next process
- * may run another build or configuration.  Nothing depends on who asks
- * (no list or read sees the caller), so the scope is public. */
-#define CACHE_TTL_LISTS_MS 0
+/* The cache hints of the six cacheable modern results.  Lists: hot
+ * reload can change them at any moment, but a client that cares listens
+ * (subscriptions/listen) and hears list_changed within a loop turn of the
+ * change, so the TTL only bounds how stale a client that does not listen
+ * may be.  10 s keeps a reload visible to it within seconds -- about as
+ * soon as a person notices -- and spares a client that lists before every
+ * call a page fetch per call.  Reads stay at 0: what a read returns can
+ * change at any moment and nothing tells a plugin's resource apart from a
+ * volatile one; only subscribers hear of it.  server/discover stays at 0:
+ * behind a load balancer the next process may run another build or
+ * configuration.  Nothing depends on who asks (no list or read sees the
+ * caller), so the scope is public. */
+#define CACHE_TTL_LISTS_MS 10000
 #define CACHE_TTL_READ_MS 0
 #define CACHE_TTL_DISCOVER_MS 0
 #define CACHE_SCOPE "public"
+
+/* What server/discover declares beside tools, resources, prompts, logging
+ * and completions; subscriptions/listen grants by the same values. */
+#define MODERN_TOOLS_LIST_CHANGED 1
+#define MODERN_RESOURCES_LIST_CHANGED 1
+#define MODERN_PROMPTS_LIST_CHANGED 1
+#define MODERN_RESOURCES_SUBSCRIBE 1
 
 typedef void (*method_fn)(methods_ctx *ctx, request *r);
 
@@ -125,6 +136,18 @@ static void on_initialize(methods_ctx *ctx, request *r) {
   request_reply(r, result);
 }
 
+/* Adds capability `name` to `caps` with the flags among `a` and `b` that
+ * are on. */
+static void caps_member(json_object *caps, const char *name, const char *a,
+                        int a_on, const char *b, int b_on) {
+  json_object *v = json_object_new_object();
+  if (a != NULL && a_on)
+    json_object_object_add(v, a, json_object_new_boolean(1));
+  if (b != NULL && b_on)
+    json_object_object_add(v, b, json_object_new_boolean(1));
+  json_object_object_add(caps, name, v);
+}
+
 /* server/discover: what a modern client needs to choose this server. */
 static void on_discover(methods_ctx *ctx, request *r) {
   json_object *caps = json_object_new_object();
@@ -134,14 +157,14 @@ static void on_discover(methods_ctx *ctx, request *r) {
   for (size_t i = 0; session_modern_versions[i] != NULL; i++)
     json_object_array_add(versions,
                           json_object_new_string(session_modern_versions[i]));
-  /* As initialize declares them, less what the modern path cannot do yet:
-   * listChanged and subscribe are heard through subscriptions/listen,
-   * which is not served yet, so they stay off rather than promise it.
-   * logging is on: a request that sets logLevel hears its own call's log
-   * lines. */
-  json_object_object_add(caps, "tools", json_object_new_object());
-  json_object_object_add(caps, "resources", json_object_new_object());
-  json_object_object_add(caps, "prompts", json_object_new_object());
+  /* As initialize declares them: list changes and resource updates are
+   * heard through subscriptions/listen.  logging is on: a request that
+   * sets logLevel hears its own call's log lines. */
+  caps_member(caps, "tools", "listChanged", MODERN_TOOLS_LIST_CHANGED, NULL, 0);
+  caps_member(caps, "resources", "subscribe", MODERN_RESOURCES_SUBSCRIBE,
+              "listChanged", MODERN_RESOURCES_LIST_CHANGED);
+  caps_member(caps, "prompts", "listChanged", MODERN_PROMPTS_LIST_CHANGED, NULL,
+              0);
   json_object_object_add(caps, "logging", json_object_new_object());
   json_object_object_add(caps, "completions", json_object_new_object());
   json_object_object_add(result, "supportedVersions", versions);
@@ -292,8 +315,86 @@ static const char *uri_param(request *r) {
   return uri;
 }
 
+/* --- input required (2026-07-28) ---------------------------------------
+ *
+ * A tools/call, resources/read or prompts/get that comes back after an
+ * input_required result carries the client's inputResponses and the
+ * requestState it got.  The state is checked (sealed by a process with
+ * our key, for this very request, not expired) and its answers merged
+ * with the new ones; the call then runs again with all of them.  A
+ * replay of a valid state within its lifetime is accepted: it only runs
+ * the same request with answers the client gave, which the client could
+ * have had by starting over, and a seen-set could not hold across the
+ * processes of a load-balanced deployment anyway. */
+
+/* Fills *answers for `r` (NULL on a first try).  `what` (the method),
+ * `name` and `args` are what the state is bound to.  Returns 0, or -1 after
+ * answering -32602. */
+static int retry_answers(methods_ctx *ctx, request *r, const char *what,
+                         const char *name, json_object *args,
+                         json_object **answers) {
+  json_object *responses = NULL, *state = NULL, *carried = NULL;
+  char why[300], text[400];
+
+  *answers = NULL;
+  if (!r->modern)
+    return 0;
+  if (json_object_object_get_ex(r->params, "inputResponses", &responses) &&
+      json_object_is_type(responses, json_type_null))
+    responses = NULL;
+  if (json_object_object_get_ex(r->params, "requestState", &state) &&
+      json_object_is_type(state, json_type_null))
+    state = NULL;
+  if (responses != NULL) {
+    int ok = json_object_is_type(responses, json_type_object);
+    if (ok) {
+      json_object_object_foreach(responses, k, v) {
+        (void)k;
+        ok &= json_object_is_type(v, json_type_object);
+      }
+    }
+    if (!ok) {
+      request_fail(r, JSONRPC_INVALID_PARAMS,
+                   "Invalid params: inputResponses must be an object of "
+                   "the client's results (objects) by input key",
+                   NULL);
+      return -1;
+    }
+  }
+  if (state != NULL && !json_object_is_type(state, json_type_string)) {
+    request_fail(r, JSONRPC_INVALID_PARAMS,
+                 "Invalid params: requestState must be the string an "
+                 "input_required result gave",
+                 NULL);
+    return -1;
+  }
+  if (state == NULL) {
+    if (responses == NULL)
+      return 0;
+    request_fail(r, JSONRPC_INVALID_PARAMS,
+                 "Invalid params: inputResponses came without the "
+                 "requestState of the input_required result they answer",
+                 NULL);
+    return -1;
+  }
+  if (request_state_open(ctx->exec->state_key, json_object_get_string(state),
+                         what, name, args, request_state_now_ms(), &carried,
+                         why, sizeof(why)) != 0) {
+    snprintf(text, sizeof(text), "Invalid params: %s", why);
+    request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
+    return -1;
+  }
+  if (responses != NULL) {
+    json_object_object_foreach(responses, k, v) {
+      json_object_object_add(carried, k, json_object_get(v));
+    }
+  }
+  *answers = carried;
+  return 0;
+}
+
 static void on_resources_read(methods_ctx *ctx, request *r) {
-  json_object *vars;
+  json_object *vars, *answers;
   const char *uri = uri_param(r);
   reg_entry *e;
 
@@ -307,13 +408,21 @@ static void on_resources_read(methods_ctx *ctx, request *r) {
                "Resource not found: ", uri, uri_data(uri));
     return;
   }
+  if (retry_answers(ctx, r, "resources/read", uri, NULL, &answers) != 0) {
+    json_object_put(vars);
+    return;
+  }
   cacheable(r, CACHE_TTL_READ_MS);
   {
-    call_args a = {
-        .kind = CALL_READ, .entry = e, .name = uri, .variables = vars};
+    call_args a = {.kind = CALL_READ,
+                   .entry = e,
+                   .name = uri,
+                   .variables = vars,
+                   .answers = answers};
     call_start(ctx->exec, r, &a);
   }
   json_object_put(vars);
+  json_object_put(answers);
 }
 
 /* --- subscriptions ------------------------------------------------------
@@ -322,6 +431,16 @@ static void on_resources_read(methods_ctx *ctx, request *r) {
  * per URI, how many sessions did and which entry was told.  A plugin hears
  * of the first subscriber and of the last one leaving, and, after a
  * reload, the new instance hears of every subscription still open. */
+
+/* An open subscriptions/listen stream (see below). */
+typedef struct listener listener;
+struct listener {
+  request *request;
+  unsigned kinds;    /* LISTEN_* */
+  json_object *uris; /* the granted resource subscriptions (keys), or NULL */
+  struct listener *next;
+};
+static void listen_end(methods_ctx *ctx, listener *l, int answer);
 
 typedef struct subscription {
   char *uri;
@@ -363,13 +482,34 @@ static void drop_subscriber(methods_ctx *ctx, const char *uri) {
   free(sub);
 }
 
+/* Counts one more subscriber of `uri`, served by `e`: a legacy session
+ * or a listen stream.  Returns 0, or -1 when out of memory. */
+static int add_subscriber(methods_ctx *ctx, const char *uri, reg_entry *e) {
+  subscription *sub;
+  void *v;
+
+  if (lh_table_lookup_ex(ctx->subscriptions, uri, &v)) {
+    sub = v;
+  } else {
+    sub = calloc(1, sizeof(*sub));
+    if (sub == NULL || (sub->uri = strdup(uri)) == NULL ||
+        lh_table_insert(ctx->subscriptions, sub->uri, sub) != 0) {
+      if (sub)
+        free(sub->uri);
+      free(sub);
+      return -1;
+    }
+  }
+  if (sub->sessions++ == 0)
+    retarget(ctx, sub, e);
+  return 0;
+}
+
 static void on_subscribe(methods_ctx *ctx, request *r) {
   session *s = r->session;
   const char *uri = uri_param(r);
   json_object *vars;
-  subscription *sub;
   reg_entry *e;
-  void *v;
 
   if (uri == NULL)
     return;
@@ -386,22 +526,11 @@ static void on_subscribe(methods_ctx *ctx, request *r) {
     request_reply(r, NULL); /* already subscribed */
     return;
   }
-  if (lh_table_lookup_ex(ctx->subscriptions, uri, &v)) {
-    sub = v;
-  } else {
-    sub = calloc(1, sizeof(*sub));
-    if (sub == NULL || (sub->uri = strdup(uri)) == NULL ||
-        lh_table_insert(ctx->subscriptions, sub->uri, sub) != 0) {
-      if (sub)
-        free(sub->uri);
-      free(sub);
-      request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
-      return;
-    }
+  if (add_subscriber(ctx, uri, e) != 0) {
+    request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
   }
   json_object_object_add(s->subscriptions, uri, NULL);
-  if (sub->sessions++ == 0)
-    retarget(ctx, sub, e);
   request_reply(r, NULL);
 }
 
@@ -425,6 +554,11 @@ int methods_subscribed(const session *s, const char *uri) {
 }
 
 void methods_session_closed(methods_ctx *ctx, session *s) {
+  for (listener *l = ctx->listeners, *next; l; l = next) {
+    next = l->next;
+    if (l->request->session == s)
+      listen_end(ctx, l, 1);
+  }
   if (s->subscriptions == NULL)
     return;
   json_object_object_foreach(s->subscriptions, uri, unused) {
@@ -446,6 +580,210 @@ void methods_registry_changed(methods_ctx *ctx) {
   }
 }
 
+/* --- subscriptions/listen (2026-07-28) ----------------------------------
+ *
+ * A listen is a request that stays in flight: acknowledged at once with
+ * what was granted, then tagged notifications of the kinds it asked for,
+ * until the client cancels it (no response) or the server shuts down (the
+ * response, which ends it).  Its resource subscriptions count with the
+ * legacy sessions' in ctx->subscriptions, so a plugin hears of the first
+ * subscriber and of the last one leaving, whichever era they speak. */
+
+#define LISTEN_TOOLS 0x1u
+#define LISTEN_RESOURCES 0x2u
+#define LISTEN_PROMPTS 0x4u
+
+/* The list_changed flags of the listen params, their bits, and whether
+ * server/discover declares the capability that grants each. */
+static const struct {
+  const char *flag;
+  unsigned bit;
+  int declared;
+} listen_flags[] = {
+    {"toolsListChanged", LISTEN_TOOLS, MODERN_TOOLS_LIST_CHANGED},
+    {"resourcesListChanged", LISTEN_RESOURCES, MODERN_RESOURCES_LIST_CHANGED},
+    {"promptsListChanged", LISTEN_PROMPTS, MODERN_PROMPTS_LIST_CHANGED}};
+
+/* params with _meta[subscriptionId] set to the listen's id. */
+static json_object *tagged(const listener *l, json_object *params) {
+  json_object *meta = json_object_new_object();
+  if (params == NULL)
+    params = json_object_new_object();
+  json_object_object_add(meta, SESSION_META_SUBSCRIPTION_ID,
+                         json_object_get(l->request->id));
+  json_object_object_add(params, "_meta", meta);
+  return params;
+}
+
+static void listen_notify(listener *l, const char *name, json_object *params) {
+  request *r = l->request;
+  if (r->session != NULL)
+    session_notify_related(r->session, r, name, tagged(l, params));
+  else
+    json_object_put(params);
+}
+
+/* Ends listen `l`: with its final response (`answer`), or silently after
+ * the client cancelled it. */
+static void listen_end(methods_ctx *ctx, listener *l, int answer) {
+  request *r = l->request;
+
+  for (listener **pp = &ctx->listeners; *pp; pp = &(*pp)->next)
+    if (*pp == l) {
+      *pp = l->next;
+      break;
+    }
+  if (l->uris != NULL) {
+    json_object_object_foreach(l->uris, uri, unused) {
+      (void)unused;
+      drop_subscriber(ctx, uri);
+    }
+    json_object_put(l->uris);
+  }
+  if (answer) {
+    json_object *result = json_object_new_object();
+    json_object *meta = json_object_new_object();
+    json_object_object_add(meta, SESSION_META_SUBSCRIPTION_ID,
+                           json_object_get(r->id));
+    json_object_object_add(result, "_meta", meta);
+    request_reply(r, result);
+  } else {
+    r->cancelled = 1; /* frees it without a word */
+    request_reply(r, NULL);
+  }
+  free(l);
+}
+
+static listener *find_listener(methods_ctx *ctx, const request *r) {
+  for (listener *l = ctx->listeners; l; l = l->next)
+    if (l->request == r)
+      return l;
+  return NULL;
+}
+
+/* Grants the resource subscriptions of `asked` (an array of strings) that
+ * name a resource served now, into l->uris and `granted`.  Returns 0, or
+ * -1 when out of memory. */
+static int listen_resources(methods_ctx *ctx, listener *l, json_object *asked,
+                            json_object *granted) {
+  size_t n = json_object_array_length(asked);
+
+  for (size_t i = 0; i < n; i++) {
+    const char *uri =
+        json_object_get_string(json_object_array_get_idx(asked, i));
+    json_object *vars;
+    reg_entry *e;
+
+    if (!registry_valid_uri(uri) ||
+        (l->uris != NULL && json_object_object_get_ex(l->uris, uri, NULL)))
+      continue;
+    e = resolve_uri(ctx->registry, uri, &vars);
+    json_object_put(vars);
+    /* As resources/subscribe refuses it: a URI nothing serves is not
+     * granted, and the acknowledgement leaves it out. */
+    if (e == NULL)
+      continue;
+    if ((l->uris == NULL && (l->uris = json_object_new_object()) == NULL) ||
+        add_subscriber(ctx, uri, e) != 0)
+      return -1;
+    json_object_object_add(l->uris, uri, NULL);
+    json_object_array_add(granted, json_object_new_string(uri));
+  }
+  return 0;
+}
+
+static void on_listen(methods_ctx *ctx, request *r) {
+  json_object *asked = NULL, *v, *granted, *params;
+  listener *l;
+
+  if (json_object_object_get_ex(r->params, "notifications", &asked) &&
+      !json_object_is_type(asked, json_type_object)) {
+    request_fail(r, JSONRPC_INVALID_PARAMS,
+                 "Invalid params: notifications must be an object", NULL);
+    return;
+  }
+  if (json_object_is_type(asked, json_type_object)) {
+    for (size_t i = 0; i < sizeof(listen_flags) / sizeof(listen_flags[0]); i++)
+      if (json_object_object_get_ex(asked, listen_flags[i].flag, &v) &&
+          !json_object_is_type(v, json_type_boolean)) {
+        fail_named(r, JSONRPC_INVALID_PARAMS,
+                   "Invalid params: must be a boolean: notifications.",
+                   listen_flags[i].flag, NULL);
+        return;
+      }
+    if (json_object_object_get_ex(asked, "resourceSubscriptions", &v)) {
+      int ok = json_object_is_type(v, json_type_array);
+      for (size_t i = 0; ok && i < json_object_array_length(v); i++)
+        ok = json_object_is_type(json_object_array_get_idx(v, i),
+                                 json_type_string);
+      if (!ok) {
+        request_fail(r, JSONRPC_INVALID_PARAMS,
+                     "Invalid params: notifications.resourceSubscriptions "
+                     "must be an array of URIs",
+                     NULL);
+        return;
+      }
+    }
+  }
+  if ((l = calloc(1, sizeof(*l))) == NULL) {
+    request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
+  }
+  l->request = r;
+  granted = json_object_new_object();
+  for (size_t i = 0; i < sizeof(listen_flags) / sizeof(listen_flags[0]); i++)
+    if (json_object_object_get_ex(asked, listen_flags[i].flag, &v) &&
+        json_object_get_boolean(v) && listen_flags[i].declared) {
+      l->kinds |= listen_flags[i].bit;
+      json_object_object_add(granted, listen_flags[i].flag,
+                             json_object_new_boolean(1));
+    }
+  if (json_object_object_get_ex(asked, "resourceSubscriptions", &v) &&
+      MODERN_RESOURCES_SUBSCRIBE) {
+    json_object *uris = json_object_new_array();
+    json_object_object_add(granted, "resourceSubscriptions", uris);
+    if (listen_resources(ctx, l, v, uris) != 0) {
+      /* Undo what was counted; the listen never opened. */
+      json_object_put(granted);
+      l->next = ctx->listeners;
+      ctx->listeners = l;
+      listen_end(ctx, l, 0);
+      return;
+    }
+  }
+  l->next = ctx->listeners;
+  ctx->listeners = l;
+  /* The first message of the stream: what it will hear. */
+  params = json_object_new_object();
+  json_object_object_add(params, "notifications", granted);
+  listen_notify(l, "notifications/subscriptions/acknowledged", params);
+  /* The request stays in flight; the session indexes it by id, which is
+   * what notifications/cancelled looks up. */
+}
+
+void methods_list_changed(methods_ctx *ctx, reg_kind kind) {
+  static const char *const names[REG_KINDS] = {
+      "notifications/tools/list_changed",
+      "notifications/resources/list_changed",
+      "notifications/resources/list_changed",
+      "notifications/prompts/list_changed"};
+  unsigned bit = kind == REG_TOOL     ? LISTEN_TOOLS
+                 : kind == REG_PROMPT ? LISTEN_PROMPTS
+                                      : LISTEN_RESOURCES;
+  for (listener *l = ctx->listeners; l; l = l->next)
+    if (l->kinds & bit)
+      listen_notify(l, names[kind], NULL);
+}
+
+void methods_resource_updated(methods_ctx *ctx, const char *uri) {
+  for (listener *l = ctx->listeners; l; l = l->next)
+    if (l->uris != NULL && json_object_object_get_ex(l->uris, uri, NULL)) {
+      json_object *params = json_object_new_object();
+      json_object_object_add(params, "uri", json_object_new_string(uri));
+      listen_notify(l, "notifications/resources/updated", params);
+    }
+}
+
 int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
                  call_exec *exec) {
   memset(ctx, 0, sizeof(*ctx));
@@ -458,6 +796,14 @@ int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
 
 void methods_free(methods_ctx *ctx) {
   struct lh_entry *ent;
+  /* Their sessions were closed first, which ended them; what is left has
+   * no session to answer. */
+  while (ctx->listeners != NULL) {
+    listener *l = ctx->listeners;
+    ctx->listeners = l->next;
+    json_object_put(l->uris);
+    free(l);
+  }
   json_object_put(ctx->initialize_meta);
   ctx->initialize_meta = NULL;
   if (ctx->subscriptions == NULL)
@@ -501,7 +847,7 @@ static json_object *string_map(request *r, json_object *obj, const char *key) {
 
 static void on_prompts_get(methods_ctx *ctx, request *r) {
   const char *name = string_param(r, r->params, "name", "");
-  json_object *args;
+  json_object *args, *answers;
   reg_entry *e;
 
   if (name == NULL)
@@ -521,12 +867,20 @@ static void on_prompts_get(methods_ctx *ctx, request *r) {
       json_object_put(args);
       return;
     }
+  if (retry_answers(ctx, r, "prompts/get", e->name, args, &answers) != 0) {
+    json_object_put(args);
+    return;
+  }
   {
-    call_args a = {
-        .kind = CALL_PROMPT, .entry = e, .name = e->name, .arguments = args};
+    call_args a = {.kind = CALL_PROMPT,
+                   .entry = e,
+                   .name = e->name,
+                   .arguments = args,
+                   .answers = answers};
     call_start(ctx->exec, r, &a);
   }
   json_object_put(args);
+  json_object_put(answers);
 }
 
 /* Whether `e` (a prompt or template) has an argument called `name`. */
@@ -639,7 +993,7 @@ static json_object *error_result(const char *text) {
 }
 
 static void on_tools_call(methods_ctx *ctx, request *r) {
-  json_object *v, *args = NULL;
+  json_object *v, *args = NULL, *answers;
   reg_tool *tool;
   const char *name;
   char err[512], text[700];
@@ -684,14 +1038,20 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
     request_reply(r, error_result(text));
     return;
   }
+  if (retry_answers(ctx, r, "tools/call", tool->name, args, &answers) != 0) {
+    json_object_put(args);
+    return;
+  }
   {
     call_args a = {.kind = CALL_TOOL,
                    .entry = tool,
                    .name = tool->name,
-                   .arguments = args};
+                   .arguments = args,
+                   .answers = answers};
     call_start(ctx->exec, r, &a);
   }
   json_object_put(args);
+  json_object_put(answers);
 }
 
 /* Sorted by name only for reading; lookup is a scan of a few entries. */
@@ -708,6 +1068,7 @@ static const method methods[] = {
     {"resources/templates/list", on_templates_list, 0},
     {"resources/unsubscribe", on_unsubscribe, METHOD_LEGACY},
     {"server/discover", on_discover, METHOD_MODERN},
+    {"subscriptions/listen", on_listen, METHOD_MODERN},
     {"tools/call", on_tools_call, 0},
     {"tools/list", on_tools_list, 0},
     {NULL, NULL, 0}};
@@ -753,8 +1114,9 @@ void methods_request(void *arg, request *r) {
   m->handler(ctx, r);
 }
 
-static void on_cancelled(session *s, json_object *params) {
+static void on_cancelled(methods_ctx *ctx, session *s, json_object *params) {
   json_object *id;
+  listener *l;
   request *r;
 
   if (params == NULL || !json_object_object_get_ex(params, "requestId", &id) ||
@@ -766,6 +1128,11 @@ static void on_cancelled(session *s, json_object *params) {
     return;
   log_debug("request %s cancelled by the client",
             json_object_to_json_string(id));
+  if (r->call == NULL && (l = find_listener(ctx, r)) != NULL) {
+    /* A listen ends here, with nothing more sent for it. */
+    listen_end(ctx, l, 0);
+    return;
+  }
   r->cancelled = 1;
   if (r->call)
     call_cancel(r->call);
@@ -839,7 +1206,7 @@ void methods_notification(void *arg, session *s, const char *name,
   } else if (strcmp(name, "notifications/roots/list_changed") == 0) {
     fetch_roots(ctx, s);
   } else if (strcmp(name, "notifications/cancelled") == 0) {
-    on_cancelled(s, params);
+    on_cancelled(ctx, s, params);
   } else {
     log_debug("ignoring notification %s", name);
   }

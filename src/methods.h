@@ -18,6 +18,8 @@ typedef struct methods_ctx {
   const options *opts;
   call_exec *exec;
   struct lh_table *subscriptions; /* URI -> who subscribed, what was told */
+  /* Open subscriptions/listen streams (2026-07-28), newest first. */
+  struct listener *listeners;
   /* Runs on the loop when a session's roots changed (the owner tells the
    * plugins). */
   void (*roots_changed_cb)(void *arg);
@@ -34,10 +36,17 @@ int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
 void methods_free(methods_ctx *ctx);
 
 /* The owner tells the methods what they cannot see themselves: a session
- * went away (its subscriptions end), the registry changed (subscriptions
+ * went away (its subscriptions end; its open listen streams get their
+ * final response first, as at shutdown), the registry changed (subscriptions
  * follow the entries that now serve their URIs). */
 void methods_session_closed(methods_ctx *ctx, session *s);
 void methods_registry_changed(methods_ctx *ctx);
+/* What a listen stream hears, as the owner learns of it: a list changed
+ * (REG_TOOL, REG_RESOURCE -- templates too -- or REG_PROMPT), or the
+ * resource at `uri` changed.  Each open listen that asked for it gets the
+ * notification tagged with its subscription id. */
+void methods_list_changed(methods_ctx *ctx, reg_kind kind);
+void methods_resource_updated(methods_ctx *ctx, const char *uri);
 /* Whether session `s` subscribed to `uri`. */
 int methods_subscribed(const session *s, const char *uri);
 

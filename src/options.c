@@ -412,6 +412,17 @@ static int load_config(options *o, const cli_given *cli) {
                             "must be an integer from 1 to 86400000 (a day)");
       if (!cli->deadline)
         o->deadline_ms = ms;
+    } else if (strcmp(key, "stateKeyFile") == 0) {
+      if (!json_object_is_type(val, json_type_string) ||
+          json_object_get_string_len(val) == 0)
+        return config_error(o, key, "must be a non-empty string (a path)");
+      o->state_key_file = json_object_get_string(val);
+    } else if (strcmp(key, "requestStateTtlMs") == 0) {
+      int64_t v = json_object_get_int64(val);
+      if (!json_object_is_type(val, json_type_int) || v < 1 || v > 86400000)
+        return config_error(o, key,
+                            "must be an integer from 1 to 86400000 (a day)");
+      o->request_state_ttl_ms = (uint64_t)v;
     } else if (strcmp(key, "threads") == 0) {
       int64_t v = json_object_get_int64(val);
       if (!json_object_is_type(val, json_type_int) || v < 1 || v > 1024)
@@ -441,7 +452,8 @@ static int load_config(options *o, const cli_given *cli) {
           "unknown key (known: instructions, "
           "plugins, pluginDirs, logLevel, "
           "maxMessageSize, pageSize, maxInFlight, "
-          "requestTimeoutMs, deadlineMs, threads, allowInsecurePlugins, "
+          "requestTimeoutMs, deadlineMs, stateKeyFile, requestStateTtlMs, "
+          "threads, allowInsecurePlugins, "
           "watch, authTokenFile, authJwtIssuer, "
           "authJwtAudience, authJwks, resourceUrl)");
     }
@@ -628,6 +640,7 @@ int options_parse(options *o, int argc, char **argv) {
   o->page_size = MCPD_DEFAULT_PAGE_SIZE;
   o->max_in_flight = MCPD_DEFAULT_MAX_IN_FLIGHT;
   o->request_timeout_ms = MCPD_DEFAULT_REQUEST_TIMEOUT_MS;
+  o->request_state_ttl_ms = MCPD_DEFAULT_REQUEST_STATE_TTL_MS;
   o->deadline_ms = MCPD_DEFAULT_DEADLINE_MS;
   o->threads = MCPD_DEFAULT_THREADS;
   o->session_timeout_s = MCPD_DEFAULT_SESSION_TIMEOUT_S;

@@ -11,6 +11,9 @@
 #define MCPD_DEFAULT_PAGE_SIZE 1000
 #define MCPD_DEFAULT_MAX_IN_FLIGHT 1024
 #define MCPD_DEFAULT_REQUEST_TIMEOUT_MS 60000
+/* How long a 2026-07-28 requestState stays valid: ten minutes, time for a
+ * person to answer an elicitation. */
+#define MCPD_DEFAULT_REQUEST_STATE_TTL_MS 600000
 #define MCPD_DEFAULT_THREADS 8
 #define MCPD_DEFAULT_DEADLINE_MS 300000
 #define MCPD_DEFAULT_SESSION_TIMEOUT_S 1800
@@ -50,6 +53,11 @@ typedef struct options {
   /* How long a request to the client may wait for its answer. */
   uint64_t request_timeout_ms;
   uint64_t deadline_ms; /* --deadline: the default for every call */
+  /* 2026-07-28 input_required: the file whose bytes key requestState's
+   * HMAC (borrowed from config; NULL for a random key per process), and
+   * how long a requestState stays valid. */
+  const char *state_key_file;
+  uint64_t request_state_ttl_ms;
   /* plugins.NAME.mcpd of the config, by plugin name (owned), or NULL: the
    * host's settings for that plugin, which its init() does not see. */
   json_object *hosting;

@@ -54,6 +54,8 @@ static void announce_cb(uv_timer_t *timer) {
       continue;
     for (size_t i = 0; i < srv->n_sessions; i++)
       session_notify(srv->sessions[i], methods[k], NULL);
+    /* Modern clients hear it on their listen streams. */
+    methods_list_changed(&srv->methods, (reg_kind)k);
   }
 }
 
@@ -122,6 +124,7 @@ static void resource_updated_cb(void *arg, const char *uri) {
     json_object_object_add(params, "uri", json_object_new_string(uri));
     session_notify(s, "notifications/resources/updated", params);
   }
+  methods_resource_updated(&srv->methods, uri);
 }
 
 /* methods_ctx.roots_changed_cb: every plugin that asked hears of it. */
@@ -178,6 +181,17 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->exec.request_timeout_ms = opts->request_timeout_ms;
   srv->exec.opts = opts;
   srv->exec.worker = opts->mode == MODE_WORKER;
+  srv->exec.state_ttl_ms = opts->request_state_ttl_ms;
+  {
+    /* A worker seals nothing: its host answers input_required. */
+    char why[300];
+    if (opts->mode != MODE_WORKER &&
+        request_state_key(srv->exec.state_key, opts->state_key_file, why,
+                          sizeof(why)) != 0) {
+      log_error("%s", why);
+      return -1;
+    }
+  }
   /* Half the worker threads at most for any one plugin: the rest stay for
    * the others, whatever one plugin's calls do.  A worker's threads are
    * all its one plugin's. */

@@ -441,19 +441,25 @@ static int can_write_text(request *r) {
  * of these members is parsed and merged. */
 
 #define MODERN_HEAD                                                            \
-  "\"resultType\":\"complete\",\"_meta\":{\"" SESSION_META_SERVER_INFO         \
+  "\",\"_meta\":{\"" SESSION_META_SERVER_INFO                                  \
   "\":{\"name\":\"mcpd\",\"title\":\"mcpd\",\"version\":\"" PACKAGE_VERSION    \
   "\"}}"
+
+static const char *result_type(const request *r) {
+  return r->result_type != NULL ? r->result_type : "complete";
+}
 
 /* Writes the members a modern result starts with into `buf`; returns
  * their length. */
 static size_t modern_head(const request *r, char *buf, size_t size) {
   int n;
   if (r->cache_scope == NULL)
-    n = snprintf(buf, size, "%s", MODERN_HEAD);
+    n = snprintf(buf, size, "\"resultType\":\"%s%s", result_type(r),
+                 MODERN_HEAD);
   else
-    n = snprintf(buf, size, "%s,\"ttlMs\":%lld,\"cacheScope\":\"%s\"",
-                 MODERN_HEAD, r->ttl_ms, r->cache_scope);
+    n = snprintf(buf, size,
+                 "\"resultType\":\"%s%s,\"ttlMs\":%lld,\"cacheScope\":\"%s\"",
+                 result_type(r), MODERN_HEAD, r->ttl_ms, r->cache_scope);
   return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
@@ -492,7 +498,7 @@ static json_object *modern_result(const request *r, json_object *result) {
                          json_object_new_string(PACKAGE_VERSION));
   json_object_object_add(meta, SESSION_META_SERVER_INFO, info);
   json_object_object_add(result, "resultType",
-                         json_object_new_string("complete"));
+                         json_object_new_string(result_type(r)));
   json_object_object_add(result, "_meta", meta);
   if (r->cache_scope != NULL) {
     json_object_object_add(result, "ttlMs", json_object_new_int64(r->ttl_ms));

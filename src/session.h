@@ -60,6 +60,9 @@ typedef struct request {
    * `cache_scope` ("public" or "private") before it answers. */
   const char *cache_scope;
   long long ttl_ms;
+  /* The modern result's resultType: NULL for "complete", or
+   * "input_required" (set by the call that answers with one). */
+  const char *result_type;
 } request;
 
 /* The answer to a request the server sent the client: exactly one of
@@ -141,6 +144,7 @@ extern const char *const session_modern_versions[];
 #define SESSION_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
 #define SESSION_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define SESSION_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define SESSION_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 /* The modern-path error codes (reference section 3). */
 #define SESSION_ERR_MISSING_CAPABILITY (-32021)
 #define SESSION_ERR_UNSUPPORTED_VERSION (-32022)

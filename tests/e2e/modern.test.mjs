@@ -358,11 +358,10 @@ describe('per-request capabilities', () => {
       { name: 'test_sampling', arguments: { prompt: 'hi' } },
       envelope({}, { capabilities: { sampling: {} } }),
     );
-    // Declared, but mcpd does not send input_required yet: a tool error
-    // that says so, and never a request to the client.
-    assertModernResult(withIt, 'sampling with the capability');
-    assert.equal(withIt.result.isError, true);
-    assert.match(resultText(withIt.result), /2026-07-28/);
+    // Declared: the client is asked through an input_required result
+    // (modern-listen.test.mjs), never with a request of the server's.
+    assert.equal(withIt.result.resultType, 'input_required');
+    assert.equal(Object.values(withIt.result.inputRequests)[0].method, 'sampling/createMessage');
     const without = await modern(mcpd, 'tools/call', { name: 'test_sampling', arguments: { prompt: 'hi' } });
     assertError(without, -32021, 'the next request, without it');
     await sleep(50);

@@ -27,6 +27,7 @@
 #endif
 
 Suite *framer_suite(void);
+Suite *request_state_suite(void);
 Suite *jsonrpc_suite(void);
 Suite *negotiation_suite(void);
 Suite *session_suite(void);
