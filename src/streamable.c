@@ -21,6 +21,10 @@
  * away keeps logging until its response is in, so a client that lost the
  * connection (or that --sse-poll closed on purpose) loses nothing.
  *
+ * The modern revision (2026-07-28) has no sessions: a POST whose request
+ * claims it in params._meta is served on its own (see "the modern era"
+ * below), beside the sessions of legacy clients.
+ *
  * HTTP+SSE (/sse, /messages; 2024-11-05).  GET /sse opens a session and
  * its one stream, whose first event names the URL to POST to; everything
  * the session writes goes on that stream, and when it closes the session
