@@ -12,6 +12,7 @@ EXTRA_DIST += \
 	examples/vscode-mcp.json \
 	examples/nginx/README.md \
 	examples/nginx/mcpd.conf \
+	examples/nginx/mcpd-stateless.conf \
 	examples/nginx/mcpd@.service
 
 # Installs into a staging directory and builds hello.so out of tree with

@@ -319,8 +319,9 @@ int server_serve_stdio(server *srv) {
   /* A worker's one peer is the host, which routes what relates to a
    * request by the tag. */
   srv->stdio_session->tag_related = srv->opts->mode == MODE_WORKER;
-  /* stdio picks its era per connection (session.c); a worker's host and
-   * HTTP (for now) speak the legacy revision only. */
+  /* stdio picks its era per connection (session.c); a worker's host
+   * speaks the legacy revision only.  (HTTP picks it per POST, in
+   * streamable.c.) */
   srv->stdio_session->modern_allowed = srv->opts->mode != MODE_WORKER;
   watchdog_start(stdio_transport_input_fd(srv->stdio));
   /* Reading starts once the plugins are loaded (server_start), isolated

@@ -732,6 +732,8 @@ static int route_era(session *s, request *r) {
   }
   if (take_envelope(r, meta) != 0)
     return -1;
+  if (s->admit != NULL && s->admit(s->io.ctx, r) != 0)
+    return -1;
   if (!discover)
     s->era = SESSION_ERA_MODERN;
   return 0;

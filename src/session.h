@@ -101,6 +101,12 @@ typedef struct session {
    * modern path; set by the owner for stdio only.  When zero, the claim
    * means nothing and every request takes the legacy path. */
   int modern_allowed;
+  /* Runs for a modern request whose envelope passed, before its handler
+   * looks at the method (HTTP compares the request's headers with its
+   * body here, as the reference orders the checks).  Returns 0 to go on,
+   * or -1 after answering `r`.  NULL: nothing more to check.  `ctx` is
+   * io.ctx. */
+  int (*admit)(void *ctx, request *r);
   session_era era;
   const char *version; /* negotiated revision (static string) */
   int log_level;       /* client's logging/setLevel, -1 for none */

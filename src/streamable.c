@@ -21,6 +21,10 @@
  * away keeps logging until its response is in, so a client that lost the
  * connection (or that --sse-poll closed on purpose) loses nothing.
  *
+ * The modern revision (2026-07-28) has no sessions: a POST whose request
+ * claims it in params._meta is served on its own (see "the modern era"
+ * below), beside the sessions of legacy clients.
+ *
  * HTTP+SSE (/sse, /messages; 2024-11-05).  GET /sse opens a session and
  * its one stream, whose first event names the URL to POST to; everything
  * the session writes goes on that stream, and when it closes the session
@@ -66,7 +70,15 @@ typedef struct sse_event {
 
 struct hsession;
 
+/* What an exchange's data points at: every owner starts with this, so
+ * that closed_cb tells them apart. */
+typedef enum exchange_owner {
+  OWNER_CHANNEL, /* a channel of a session (zero: calloc'd ones are) */
+  OWNER_MODERN   /* a modern POST */
+} exchange_owner;
+
 typedef struct channel {
+  exchange_owner owner;
   struct hsession *hs; /* NULL once the session ended */
   unsigned num;        /* 0: the session's standalone stream */
   json_object *id;     /* the request whose response ends it */
@@ -83,6 +95,21 @@ typedef struct channel {
   uint64_t detached;  /* loop time the connection went away */
   struct channel *prev, *next;
 } channel;
+
+/* A POST of the modern era (2026-07-28): one request, no session of
+ * the client's.  It runs in a session of its own that lives as long as
+ * the exchange, and everything that session writes answers this POST. */
+typedef struct mpost {
+  exchange_owner owner; /* OWNER_MODERN */
+  struct streamable *h;
+  session *session;
+  http_exchange *x; /* NULL once the exchange is over */
+  json_object *id;  /* the request's */
+  int sse;          /* answered as a stream */
+  int done;         /* the response went out */
+  uint64_t last_byte;
+  struct mpost *prev, *next;
+} mpost;
 
 typedef struct hsession {
   streamable *h;
@@ -105,6 +132,8 @@ struct streamable {
   auth *auth; /* NULL: no token source, no authorization */
   hsession *sessions;
   size_t n_sessions;
+  mpost *modern_posts; /* modern requests in flight */
+  size_t n_modern_posts;
   /* Who the token of the request being handled speaks for. */
   char who[AUTH_WHO_SIZE];
   /* The exchange whose body is being handled now: where an answer that
@@ -511,11 +540,396 @@ static int accepts(const char *accept, const char *type) {
   return strstr(accept, major) != NULL;
 }
 
+/* --- the modern era: one POST, one request ------------------------------
+ *
+ * A POST whose request claims 2026-07-28 in params._meta belongs to no
+ * session of the client's: it runs in a session of its own, opened for it
+ * and closed with its exchange, so nothing of one request is seen by the
+ * next, and any mcpd process behind a load balancer can serve it.  The
+ * answer is one JSON body, with the HTTP status of its error code, unless
+ * the request says something first (progress, a log line at its
+ * logLevel): then the POST becomes an SSE stream of those notifications
+ * and the response, without event ids, and ends.  A client that hangs up
+ * cancels its request. */
+
+/* HeaderMismatch: a header missing, unlike the body, or badly encoded. */
+#define HEADER_MISMATCH (-32020)
+/* Modern requests in flight at once; more get 503. */
+#define MAX_MODERN_POSTS 10000
+
+static void respond_error_id(http_exchange *x, unsigned status, json_object *id,
+                             int code, const char *message) {
+  json_object *e = jsonrpc_error(id, code, message, NULL);
+  size_t len;
+  const char *text = jsonrpc_to_string(e, &len);
+  http_exchange_respond(x, status, json_media, text, len);
+  json_object_put(e);
+}
+
+static int is_modern_version(const char *v) {
+  for (size_t i = 0; v != NULL && session_modern_versions[i] != NULL; i++)
+    if (strcmp(v, session_modern_versions[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* The HTTP status of a modern error code (reference section 3). */
+static unsigned modern_status_of_code(int code) {
+  switch (code) {
+  case JSONRPC_METHOD_NOT_FOUND:
+    return 404;
+  case JSONRPC_PARSE_ERROR:
+  case JSONRPC_INVALID_REQUEST:
+  case JSONRPC_INVALID_PARAMS:
+  case HEADER_MISMATCH:
+  case SESSION_ERR_MISSING_CAPABILITY:
+  case SESSION_ERR_UNSUPPORTED_VERSION:
+    return 400;
+  default:
+    return 200;
+  }
+}
+
+/* The status of an answer given as text: 200 for a result, else that of
+ * its error code.  Errors are short, so long text is a result and is not
+ * parsed again. */
+static unsigned modern_status(const char *text, size_t len) {
+  json_tokener *tok;
+  json_object *m, *e, *code;
+  unsigned status = 200;
+
+  if (len > 65536 || memmem(text, len, "\"error\"", 7) == NULL)
+    return 200;
+  if ((tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL)
+    return 200;
+  m = json_tokener_parse_ex(tok, text, (int)len);
+  if (json_object_object_get_ex(m, "error", &e) &&
+      json_object_object_get_ex(e, "code", &code) &&
+      json_object_is_type(code, json_type_int))
+    status = modern_status_of_code(json_object_get_int(code));
+  json_object_put(m);
+  json_tokener_free(tok);
+  return status;
+}
+
+static int base64_digit(int c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+')
+    return 62;
+  if (c == '/')
+    return 63;
+  return -1;
+}
+
+/* Strict base64 (RFC 4648 section 4, padded): anything else is -1. */
+static int base64_decode(const char *in, size_t len, strbuf *out) {
+  if (len % 4 != 0)
+    return -1;
+  for (size_t i = 0; i < len; i += 4) {
+    unsigned long n = 0;
+    int pad = 0;
+    char bytes[3];
+    for (int k = 0; k < 4; k++) {
+      int d;
+      if (in[i + k] == '=') {
+        if (i + 4 != len || k < 2)
+          return -1;
+        pad++;
+        d = 0;
+      } else if (pad > 0 || (d = base64_digit((unsigned char)in[i + k])) < 0) {
+        return -1;
+      }
+      n = n << 6 | (unsigned long)d;
+    }
+    bytes[0] = (char)(n >> 16);
+    bytes[1] = (char)(n >> 8 & 0xff);
+    bytes[2] = (char)(n & 0xff);
+    strbuf_append(out, bytes, (size_t)(3 - pad));
+  }
+  return out->failed ? -1 : 0;
+}
+
+/* A request header as the modern era compares it, into `out`: spaces and
+ * tabs around it trimmed, and "=?base64?...?=" decoded.  Returns 1 when
+ * present, 0 when absent, -1 when its encoding is bad. */
+static int header_value(http_exchange *x, const char *name, strbuf *out) {
+  static const char prefix[] = "=?base64?";
+  const char *v = http_exchange_header(x, name);
+  size_t len;
+
+  out->len = 0;
+  if (v == NULL)
+    return 0;
+  while (*v == ' ' || *v == '\t')
+    v++;
+  len = strlen(v);
+  while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+    len--;
+  if (len >= sizeof(prefix) - 1 + 2 &&
+      strncasecmp(v, prefix, sizeof(prefix) - 1) == 0 && v[len - 2] == '?' &&
+      v[len - 1] == '=')
+    return base64_decode(v + sizeof(prefix) - 1, len - (sizeof(prefix) - 1) - 2,
+                         out) == 0
+               ? 1
+               : -1;
+  strbuf_append(out, v, len);
+  return out->failed ? -1 : 1;
+}
+
+/* Checks header `name` against `want` (the body's value); answers -32020
+ * and returns -1 when it is missing, badly encoded or different. */
+static int header_matches(request *r, http_exchange *x, const char *name,
+                          const char *want, size_t want_len) {
+  strbuf v = {0};
+  char text[200];
+  int rc = header_value(x, name, &v);
+
+  if (rc == 1 && v.len == want_len && memcmp(v.data, want, want_len) == 0) {
+    strbuf_free(&v);
+    return 0;
+  }
+  strbuf_free(&v);
+  snprintf(text, sizeof(text), "Header mismatch: the %s header %s", name,
+           rc == 0  ? "is required"
+           : rc < 0 ? "is not valid (bad =?base64?...?= encoding)"
+                    : "does not match the request body");
+  request_fail(r, HEADER_MISMATCH, text, NULL);
+  return -1;
+}
+
+/* session.admit: the headers a modern request must carry, checked after
+ * its envelope and version and before its method, as the reference
+ * orders them. */
+static int modern_admit(void *ctx, request *r) {
+  mpost *p = ctx;
+  const char *key = NULL;
+  json_object *value;
+
+  if (p->x == NULL)
+    return 0;
+  if (http_exchange_header(p->x, "MCP-Protocol-Version") == NULL) {
+    request_fail(r, HEADER_MISMATCH,
+                 "Header mismatch: the MCP-Protocol-Version header is "
+                 "required",
+                 NULL);
+    return -1;
+  }
+  if (header_matches(r, p->x, "Mcp-Method", r->method, strlen(r->method)) != 0)
+    return -1;
+  if (strcmp(r->method, "tools/call") == 0 ||
+      strcmp(r->method, "prompts/get") == 0)
+    key = "name";
+  else if (strcmp(r->method, "resources/read") == 0)
+    key = "uri";
+  /* Without the value in the body there is nothing to compare: the
+   * handler answers the missing parameter. */
+  if (key != NULL && json_object_object_get_ex(r->params, key, &value) &&
+      json_object_is_type(value, json_type_string) &&
+      header_matches(r, p->x, "Mcp-Name", json_object_get_string(value),
+                     (size_t)json_object_get_string_len(value)) != 0)
+    return -1;
+  return 0;
+}
+
+static void mpost_sse(mpost *p, const char *const *parts, const size_t *lens,
+                      int n) {
+  static const char head[] = "event: message\ndata: ", tail[] = "\n\n";
+  const char *t = head;
+  size_t l = sizeof(head) - 1;
+
+  http_exchange_stream_write(p->x, &t, &l, 1);
+  http_exchange_stream_write(p->x, parts, lens, n);
+  t = tail;
+  l = sizeof(tail) - 1;
+  http_exchange_stream_write(p->x, &t, &l, 1);
+  p->last_byte = uv_now(p->h->loop);
+}
+
+/* session_write_fn of a modern POST's session: everything it writes
+ * belongs to the one request. */
+static void mpost_write(void *ctx, json_object *related, int answer,
+                        const char *const *parts, const size_t *lens, int n) {
+  mpost *p = ctx;
+  (void)related;
+
+  if (p->x == NULL || p->done)
+    return;
+  if (answer) {
+    p->done = 1;
+    if (p->sse) {
+      mpost_sse(p, parts, lens, n);
+      http_exchange_stream_end(p->x);
+    } else {
+      strbuf b = {0};
+      for (int i = 0; i < n; i++)
+        strbuf_append(&b, parts[i], lens[i]);
+      if (b.failed)
+        respond_error(p->x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
+      else
+        http_exchange_respond(p->x, modern_status(b.data, b.len), json_media,
+                              b.data, b.len);
+      strbuf_free(&b);
+    }
+    return;
+  }
+  /* Something before the response: from here on a stream, whose status
+   * (200) no later error can change. */
+  if (!p->sse) {
+    http_exchange_stream_open(p->x);
+    p->sse = 1;
+  }
+  mpost_sse(p, parts, lens, n);
+}
+
+/* Ends a modern POST: an unanswered request is cancelled as if the
+ * client had sent notifications/cancelled, and its session closes (a
+ * call still running finishes into nothing). */
+static void mpost_free(mpost *p) {
+  streamable *h = p->h;
+
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    h->modern_posts = p->next;
+  if (p->next)
+    p->next->prev = p->prev;
+  h->n_modern_posts--;
+  if (p->x != NULL)
+    http_exchange_set_data(p->x, NULL);
+  p->x = NULL;
+  if (!p->done && p->id != NULL) {
+    json_object *params = json_object_new_object();
+    json_object *note;
+    size_t len;
+    const char *text;
+    json_object_object_add(params, "requestId", json_object_get(p->id));
+    json_object_object_add(
+        params, "reason",
+        json_object_new_string("the client closed the connection"));
+    note = jsonrpc_notification("notifications/cancelled", params);
+    text = jsonrpc_to_string(note, &len);
+    session_handle_line(p->session, text, len);
+    json_object_put(note);
+  }
+  h->cb.close(h->cb.arg, p->session);
+  json_object_put(p->id);
+  free(p);
+}
+
+/* A POST routed to the modern era, `bi` its parsed body. */
+static void post_modern(streamable *h, http_exchange *x, body_info *bi,
+                        const char *body, size_t len) {
+  const char *header = http_exchange_header(x, "MCP-Protocol-Version");
+  json_object *meta, *version;
+  jsonrpc_msg m;
+  mpost *p;
+
+  jsonrpc_classify(bi->obj, &m);
+  if (m.kind == JSONRPC_KIND_INVALID) {
+    char text[200];
+    snprintf(text, sizeof(text), "Invalid Request: %s", m.error);
+    respond_error_id(x, 400, m.id, JSONRPC_INVALID_REQUEST, text);
+    return;
+  }
+  if (m.kind != JSONRPC_KIND_REQUEST) {
+    /* Nothing a notification could say has a place without a session:
+     * cancellation is hanging up. */
+    http_exchange_respond(x, 202, NULL, "", 0);
+    return;
+  }
+  if (header != NULL && json_object_object_get_ex(m.params, "_meta", &meta) &&
+      json_object_object_get_ex(meta, SESSION_META_VERSION, &version) &&
+      json_object_is_type(version, json_type_string)) {
+    strbuf v = {0};
+    int rc = header_value(x, "MCP-Protocol-Version", &v);
+    int same = rc == 1 &&
+               v.len == (size_t)json_object_get_string_len(version) &&
+               memcmp(v.data, json_object_get_string(version), v.len) == 0;
+    strbuf_free(&v);
+    if (!same) {
+      respond_error_id(x, 400, m.id, HEADER_MISMATCH,
+                       "Header mismatch: the MCP-Protocol-Version header "
+                       "differs from _meta[\"" SESSION_META_VERSION "\"]");
+      return;
+    }
+  }
+  if (h->n_modern_posts >= MAX_MODERN_POSTS ||
+      (p = calloc(1, sizeof(*p))) == NULL) {
+    respond_error_id(x, 503, m.id, JSONRPC_INTERNAL_ERROR,
+                     "cannot take more requests now");
+    return;
+  }
+  p->owner = OWNER_MODERN;
+  p->h = h;
+  p->x = x;
+  p->id = json_object_get(m.id);
+  if ((p->session = h->cb.open(h->cb.arg, mpost_write, p)) == NULL) {
+    json_object_put(p->id);
+    free(p);
+    respond_error_id(x, 503, m.id, JSONRPC_INTERNAL_ERROR,
+                     "cannot take more requests now");
+    return;
+  }
+  p->session->modern_allowed = 1;
+  p->session->admit = modern_admit;
+  p->next = h->modern_posts;
+  if (h->modern_posts)
+    h->modern_posts->prev = p;
+  h->modern_posts = p;
+  h->n_modern_posts++;
+  http_exchange_set_data(x, p);
+  session_handle_line(p->session, body, len);
+}
+
+/* Which era a POST to /mcp takes (reference section 1).  Returns 1 for
+ * the modern one, 0 for the legacy one, -1 after answering. */
+static int post_era(http_exchange *x, const char *sid, body_info *bi) {
+  const char *header = http_exchange_header(x, "MCP-Protocol-Version");
+  json_object *method, *params, *meta;
+  int claim, modern_header;
+
+  if (sid != NULL || !json_object_is_type(bi->obj, json_type_object) ||
+      !json_object_object_get_ex(bi->obj, "method", &method))
+    return 0; /* a session's, a batch, or a response */
+  claim = json_object_object_get_ex(bi->obj, "params", &params) &&
+          json_object_object_get_ex(params, "_meta", &meta) &&
+          json_object_is_type(meta, json_type_object) &&
+          json_object_object_get_ex(meta, SESSION_META_VERSION, NULL);
+  modern_header = is_modern_version(header);
+  if (!claim && bi->initialize) {
+    if (!modern_header)
+      return 0;
+    respond_error_id(x, 400, bi->id, HEADER_MISMATCH,
+                     "Header mismatch: initialize belongs to the legacy "
+                     "revisions, but MCP-Protocol-Version names 2026-07-28");
+    return -1;
+  }
+  if (claim)
+    return 1;
+  if (modern_header) {
+    json_object *id = NULL;
+    json_object_object_get_ex(bi->obj, "id", &id);
+    respond_error_id(x, 400, jsonrpc_valid_id(id) ? id : NULL,
+                     JSONRPC_INVALID_PARAMS,
+                     "Invalid params: MCP-Protocol-Version names 2026-07-28, "
+                     "so params._meta must carry \"" SESSION_META_VERSION
+                     "\" and \"" SESSION_META_CAPABILITIES "\"");
+    return -1;
+  }
+  return 0;
+}
+
 static void post_mcp(streamable *h, http_exchange *x, const char *body,
                      size_t len) {
   const char *sid = http_exchange_header(x, "Mcp-Session-Id");
   const char *type = http_exchange_header(x, "Content-Type");
   const char *accept = http_exchange_header(x, "Accept");
+  const char *version = http_exchange_header(x, "MCP-Protocol-Version");
   body_info bi;
   hsession *hs;
   channel *c = NULL;
@@ -539,6 +953,20 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
   }
   if (parse_body(x, body, len, &bi) != 0)
     return;
+  switch (post_era(x, sid, &bi)) {
+  case 1:
+    post_modern(h, x, &bi, body, len);
+    goto out;
+  case -1:
+    goto out;
+  default:
+    break;
+  }
+  if (version != NULL && strcmp(session_negotiate(version), version) != 0) {
+    respond_error(x, 400, JSONRPC_INVALID_REQUEST,
+                  "Bad Request: unsupported MCP-Protocol-Version");
+    goto out;
+  }
   if (sid == NULL) {
     if (!bi.initialize) {
       respond_error(x, 400, JSONRPC_INVALID_REQUEST,
@@ -742,7 +1170,9 @@ static void request_cb(void *arg, http_exchange *x, http_method method,
   if (h->auth != NULL && !authorized(h, x, method, path))
     return;
   if (strcmp(path, MCP_PATH) == 0) {
-    if (version != NULL && strcmp(session_negotiate(version), version) != 0) {
+    /* A POST's version header is judged once its era is known. */
+    if (method != HTTP_METHOD_POST && version != NULL &&
+        strcmp(session_negotiate(version), version) != 0) {
       respond_error(x, 400, JSONRPC_INVALID_REQUEST,
                     "Bad Request: unsupported MCP-Protocol-Version");
       return;
@@ -786,6 +1216,12 @@ static void closed_cb(void *arg, http_exchange *x) {
   channel *c = http_exchange_data(x);
   hsession *hs;
   (void)arg;
+  if (c != NULL && c->owner == OWNER_MODERN) {
+    mpost *p = (mpost *)c;
+    p->x = NULL;
+    mpost_free(p);
+    return;
+  }
   if (c == NULL || c->x != x)
     return;
   c->x = NULL;
@@ -845,6 +1281,15 @@ static void tick_cb(uv_timer_t *timer) {
   uint64_t idle = h->opts->session_timeout_s * 1000;
   hsession *hs, *next;
 
+  for (mpost *p = h->modern_posts; p; p = p->next)
+    if (p->x != NULL && p->sse && !p->done &&
+        now - p->last_byte >= KEEPALIVE_MS) {
+      static const char keepalive[] = ":\n\n";
+      const char *t = keepalive;
+      size_t n = sizeof(keepalive) - 1;
+      http_exchange_stream_write(p->x, &t, &n, 1);
+      p->last_byte = now;
+    }
   for (hs = h->sessions; hs; hs = next) {
     next = hs->next;
     tick_session(h, hs, now);
@@ -966,5 +1411,16 @@ void streamable_close(streamable *h, void (*done)(void *arg), void *arg,
   uv_close((uv_handle_t *)&h->tick, tick_closed_cb);
   while (h->sessions != NULL)
     hsession_end(h->sessions);
+  while (h->modern_posts != NULL) {
+    mpost *p = h->modern_posts;
+    if (p->x != NULL && !p->done) {
+      if (p->sse)
+        http_exchange_stream_end(p->x);
+      else
+        respond_error_id(p->x, 503, p->id, JSONRPC_CONNECTION_CLOSED,
+                         "shutting down");
+    }
+    mpost_free(p);
+  }
   http_transport_close(h->http, transport_closed_cb, h, now);
 }

@@ -7,7 +7,8 @@
  * SSE event ids and resumption, keep-alives, idle expiry.  Each client
  * gets a session from its owner through a callback, and hands that session
  * every body it POSTs; what the session writes comes back here and goes on
- * the right stream. */
+ * the right stream.  A modern (2026-07-28) POST gets a session of its
+ * own, opened the same way and closed when its exchange ends. */
 #ifndef MCPD_STREAMABLE_H
 #define MCPD_STREAMABLE_H
 
@@ -22,7 +23,7 @@ typedef struct streamable_cb {
   /* A new client: a session whose messages go to `write(ctx, ...)`. */
   session *(*open)(void *arg, session_write_fn write, void *ctx);
   /* That client's session is over (DELETE, expiry, its SSE stream closed,
-   * shutdown); the owner frees it. */
+   * a modern POST answered or abandoned, shutdown); the owner frees it. */
   void (*close)(void *arg, session *s);
   void *arg;
 } streamable_cb;

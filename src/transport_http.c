@@ -562,6 +562,8 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     return MHD_YES;
   }
 
+  if (x->peer_gone && x->state == X_WAITING)
+    return MHD_NO; /* hung up before its answer: the connection ends */
   if (*upload_data_size > 0) {
     /* A chunked body has no Content-Length to refuse up front. */
     if (x->state == X_RECEIVING &&
@@ -593,8 +595,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
     x->in_handler = 0;
     strbuf_free(&x->body);
     if (x->state == X_WAITING) {
+      /* The answer comes later; a client that hangs up meanwhile is
+       * reported (`closed`) at once, which cancels its request. */
       x->suspended = 1;
       MHD_suspend_connection(conn);
+      hup_watch(x);
       return MHD_YES;
     }
   }

@@ -34,7 +34,8 @@ E2E_FILES = \
 	tests/e2e/worker.test.mjs \
 	tests/e2e/isolation.test.mjs \
 	tests/e2e/modern.test.mjs \
-	tests/e2e/modern-listen.test.mjs
+	tests/e2e/modern-listen.test.mjs \
+	tests/e2e/modern-http.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

@@ -573,6 +573,24 @@ static const mcpd_tool tools[] = {
         .call = tool_sampling,
         .exec = MCPD_EXEC_POOL,
     },
+    /* The 2026-07-28 scenario server-stateless probes these two by name:
+     * a call that needs a capability the request did not declare (-32021),
+     * and log lines that must stay away without a logLevel. */
+    {
+        .name = "test_missing_capability",
+        .description = "Asks the client's model (sampling) with an empty "
+                       "prompt: needs the sampling capability.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_sampling,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_logging_tool",
+        .description = "The same as test_tool_with_logging.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_with_logging,
+        .exec = MCPD_EXEC_POOL,
+    },
     {
         .name = "test_elicitation",
         .description = "Asks the user for a username and an email address "

@@ -69,6 +69,8 @@ const TOOLS = [
   'test_tool_with_progress',
   'test_reconnection',
   'test_sampling',
+  'test_missing_capability',
+  'test_logging_tool',
   'test_elicitation',
   'test_elicitation_sep1034_defaults',
   'test_elicitation_sep1330_enums',
