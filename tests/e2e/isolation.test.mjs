@@ -261,7 +261,9 @@ async function sdkConnect(t, isolate) {
 async function converse(conn) {
   const { client, received } = conn;
   const seen = {};
-  seen.tools = (await client.listTools()).tools;
+  // Isolated plugins list their tools when their worker is ready, so the
+  // order across plugins follows the workers, not the file names.
+  seen.tools = (await client.listTools()).tools.sort((a, b) => a.name.localeCompare(b.name));
   seen.simple = await client.callTool({ name: 'test_simple_text' });
   seen.echo = await client.callTool({ name: 'echo', arguments: { text: 'through the worker' } });
 
