@@ -134,6 +134,13 @@ static unsigned char *b64_decode(const char *s, size_t len, size_t *out_len) {
       out[n++] = (unsigned char)(acc >> bits);
     }
   }
+  /* Only the canonical encoding: bits left over past the last byte must
+   * be zero, or two strings would carry the same state (and an altered
+   * last character would still pass the MAC). */
+  if ((acc & ((1u << bits) - 1)) != 0) {
+    free(out);
+    return NULL;
+  }
   out[n] = '\0';
   *out_len = n;
   return out;
