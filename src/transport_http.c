@@ -465,10 +465,6 @@ void http_exchange_stream_write(http_exchange *x, const char *const *parts,
   stream_wake(x);
 }
 
-size_t http_exchange_stream_pending(const http_exchange *x) {
-  return x->out.len - x->out_off;
-}
-
 void http_exchange_stream_end(http_exchange *x) {
   if (x->state != X_STREAM || x->stream_ended)
     return;

@@ -81,8 +81,6 @@ int http_exchange_is_stream(const http_exchange *x);
 /* Queues bytes on the stream: the owner writes whole SSE events. */
 void http_exchange_stream_write(http_exchange *x, const char *const *parts,
                                 const size_t *lens, int n);
-/* Bytes queued on the stream that the client has not taken yet. */
-size_t http_exchange_stream_pending(const http_exchange *x);
 /* Ends the stream once what was sent is written. */
 void http_exchange_stream_end(http_exchange *x);
 
