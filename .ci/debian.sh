@@ -51,6 +51,10 @@ if ! (cd "$src" && ${sudo:-} env DEBIAN_FRONTEND=noninteractive \
   finish
 fi
 
+# nocheck: the tests the package build would run are the ones this CI run
+# already passed, from the same tarball too (make distcheck).  Locally,
+# dpkg-buildpackage runs them.
+export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-"nocheck parallel=$(nproc)"}
 if (cd "$src" && dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1; then
   ok "dpkg-buildpackage"
 else
@@ -61,7 +65,7 @@ fi
 mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out/"
 
 # Errors fail; warnings are shown.
-if lintian --fail-on error --no-tag-display-limit "$out"/*.changes \
+if lintian --fail-on error --tag-display-limit 0 "$out"/*.changes \
     >"$out/lintian.log" 2>&1; then
   ok "lintian (no errors)"
 else
