@@ -95,8 +95,9 @@ echo 'include /etc/ld.so.conf.d/*.conf' >"$root/etc/ld.so.conf"
 ${sudo:-} ldconfig -r "$root"
 echo "deb: clean root with $(echo "$closure" | wc -w) packages besides mcpd"
 
+chroot=$(PATH=$PATH:/usr/sbin:/sbin command -v chroot)
 in_root() {
-  ${sudo:-} env -i PATH=/usr/bin:/bin chroot "$root" "$@"
+  ${sudo:-} env -i PATH=/usr/bin:/bin "$chroot" "$root" "$@"
 }
 
 if in_root /usr/bin/mcpd --list >"$out/list.log" 2>&1; then
