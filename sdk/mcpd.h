@@ -112,7 +112,7 @@ extern "C" {
 #endif
 
 #define MCPD_ABI_MAJOR 1
-#define MCPD_ABI_MINOR 1
+#define MCPD_ABI_MINOR 2
 
 /* The name of the one symbol a plugin exports. */
 #define MCPD_PLUGIN_SYMBOL "mcpd_plugin"
@@ -531,9 +531,11 @@ struct mcpd_host {
    * sent and `cb` will not run: the method is not one of the three, the
    * client did not declare the capability it needs (sampling; sampling
    * with "tools" needs sampling.tools; elicitation in form or url mode;
-   * roots), the call came from a client of the 2026-07-28 revision
-   * (which mcpd cannot ask yet: doc/plugin-guide.md), or the call has
-   * finished.  last_error() says which.
+   * roots; for a 2026-07-28 call, as declared in its request), or the
+   * call has finished.  last_error() says which.  A 2026-07-28 call's
+   * request is not sent: mcpd answers it from the client's retry, and
+   * until then `cb` gets -32603 "input required" and the call's result
+   * becomes input_required (doc/plugin-guide.md).
    * Otherwise `cb` runs exactly once, on the loop thread (it MUST NOT
    * block): with the client's `result` (borrowed, valid during cb; take a
    * json_object_deep_copy() to use it on another thread), or with
@@ -570,6 +572,26 @@ struct mcpd_host {
    * replaces the first; a NULL cb stops it.  Call it on the loop thread
    * (init(), INLINE callbacks); elsewhere it returns MCPD_ERROR. */
   int (*on_roots_changed)(mcpd_self *self, void (*cb)(void *arg), void *arg);
+
+  /* --- naming what a call asks (ABI 1.2) ----------------------------------
+   * client_request() and client_request_wait() with a `key`: the name of
+   * the request in a 2026-07-28 input_required result ("inputRequests":
+   * {"<key>": {...}}), under which the client's retry answers it.  Without
+   * a key mcpd derives one from the method and params, which is right
+   * for most tools; name a request when a client or a test expects a
+   * particular key.  A key is 1 to 47 characters of A-Z a-z 0-9 and
+   * "_.:-"; anything else is MCPD_ERROR.  One key names one question: a
+   * run that asks with the same key twice gets the same answer twice.
+   * In the older eras the key is not sent: these are then exactly
+   * client_request() and client_request_wait(). */
+  int (*client_request_keyed)(mcpd_call *call, const char *key,
+                              const char *method, json_object *params,
+                              void (*cb)(void *arg, json_object *result,
+                                         int code, const char *message),
+                              void *arg);
+  int (*client_request_wait_keyed)(mcpd_call *call, const char *key,
+                                   const char *method, json_object *params,
+                                   json_object **result, char **error);
   /* Appends go here; never reorder what is above. */
 };
 

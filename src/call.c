@@ -6,6 +6,7 @@
  * the registry is an event on the executor's queue, run by the loop. */
 #include "config.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -567,10 +568,9 @@ static void finish_later(mcpd_call *c, int status) {
 /* --- calls into isolated plugins --------------------------------------- */
 
 static char *host_mprintf(const char *fmt, ...) MCPD_PRINTF(1, 2);
-static int
-do_client_request(mcpd_call *c, const char *method, json_object *params,
-                  void (*cb)(void *, json_object *, int, const char *),
-                  void *arg);
+static int do_client_request(
+    mcpd_call *c, const char *key, const char *method, json_object *params,
+    void (*cb)(void *, json_object *, int, const char *), void *arg);
 
 /* The worker answered (or died): the call ends like any other. */
 static void remote_done(void *call, json_object *result, json_object *error) {
@@ -657,6 +657,25 @@ static void remote_start(mcpd_call *c, request *r) {
   }
 }
 
+/* The name a worker gave its request (client_request_keyed()), which
+ * travels in the params' _meta and must not reach the client: taken out
+ * of `params` and returned (free() it), or NULL. */
+#define INPUT_KEY_META "io.mcpd/inputKey"
+static char *input_key_take(json_object *params) {
+  json_object *meta = NULL, *key = NULL;
+  char *copy = NULL;
+
+  if (!json_object_object_get_ex(params, "_meta", &meta) ||
+      !json_object_object_get_ex(meta, INPUT_KEY_META, &key))
+    return NULL;
+  if (json_object_is_type(key, json_type_string))
+    copy = strdup(json_object_get_string(key));
+  json_object_object_del(meta, INPUT_KEY_META);
+  if (json_object_object_length(meta) == 0)
+    json_object_object_del(params, "_meta");
+  return copy;
+}
+
 /* A request the worker made for a call: asked of the call's client. */
 typedef struct remote_ask {
   plugin *p;
@@ -682,6 +701,8 @@ static void worker_request_cb(void *arg, void *call, plugin *p, json_object *id,
   mcpd_call *c = call;
   remote_ask *ra = calloc(1, sizeof(*ra));
   json_object *copy = NULL;
+  char *key;
+  int rc;
   (void)arg;
   if (ra == NULL || c->req == NULL ||
       (params != NULL && json_object_deep_copy(params, &copy, NULL) != 0)) {
@@ -696,7 +717,10 @@ static void worker_request_cb(void *arg, void *call, plugin *p, json_object *id,
   ra->p = p;
   plugin_ref(p);
   ra->id = json_object_get(id);
-  if (do_client_request(c, method, copy, remote_ask_cb, ra) != MCPD_OK) {
+  key = input_key_take(copy);
+  rc = do_client_request(c, key, method, copy, remote_ask_cb, ra);
+  free(key);
+  if (rc != MCPD_OK) {
     /* Refused here (a capability the client lacks): the worker hears why. */
     worker_answer(
         p, id, NULL,
@@ -1379,10 +1403,12 @@ static void call_finish(mcpd_call *c, int status) {
     char err[600];
     strbuf out = {0};
     r->call = NULL;
-    if (c->modern && c->missing_caps != 0 && call_failed(c, status)) {
-      answer_missing(c, r);
-    } else if (c->inputs != NULL) {
+    /* What the client can answer is asked first: a capability it lacks
+     * is named (-32021) when nothing else is left to ask. */
+    if (c->inputs != NULL) {
       answer_input_required(c, r);
+    } else if (c->modern && c->missing_caps != 0 && call_failed(c, status)) {
+      answer_missing(c, r);
     } else if (c->fail_code != 0) {
       answer_failure(c, r);
     } else if (build_result(c, status, &out, err, sizeof(err)) == 0) {
@@ -2383,7 +2409,8 @@ static void answer_run(hostq_event *base) {
  * answer is in the retry's answers, or the request joins the call's
  * inputs and the plugin hears that it has no answer yet.  Either way its
  * callback runs later on the loop, as an answer from the client would. */
-static int input_request(mcpd_call *c, const char *method, json_object *params,
+static int input_request(mcpd_call *c, const char *name, const char *method,
+                         json_object *params,
                          void (*cb)(void *, json_object *, int, const char *),
                          void *arg) {
   char base[REQUEST_STATE_INPUT_KEY_MAX], key[REQUEST_STATE_INPUT_KEY_MAX];
@@ -2398,12 +2425,17 @@ static int input_request(mcpd_call *c, const char *method, json_object *params,
     set_error("out of memory");
     return MCPD_ERROR;
   }
-  /* The nth identical request of this run has a key of its own. */
-  request_state_input_key(method, params, 1, base);
-  json_object_object_get_ex(c->asked, base, &count);
-  nth = (unsigned)json_object_get_int(count) + 1;
-  json_object_object_add(c->asked, base, json_object_new_int((int)nth));
-  request_state_input_key(method, params, nth, key);
+  /* The nth identical request of this run has a key of its own; a key
+   * the plugin chose names one question. */
+  if (name != NULL) {
+    snprintf(key, sizeof(key), "%s", name);
+  } else {
+    request_state_input_key(method, params, 1, base);
+    json_object_object_get_ex(c->asked, base, &count);
+    nth = (unsigned)json_object_get_int(count) + 1;
+    json_object_object_add(c->asked, base, json_object_new_int((int)nth));
+    request_state_input_key(method, params, nth, key);
+  }
   ev->reply_cb = cb;
   ev->reply_arg = arg;
   if (json_object_object_get_ex(c->answers, key, &answer) &&
@@ -2430,16 +2462,33 @@ static int input_request(mcpd_call *c, const char *method, json_object *params,
   return MCPD_OK;
 }
 
-static int
-do_client_request(mcpd_call *c, const char *method, json_object *params,
-                  void (*cb)(void *, json_object *, int, const char *),
-                  void *arg) {
+/* A key a plugin may give a request: what input_request() can hold, of
+ * characters that need no escaping anywhere. */
+static int valid_input_key(const char *key) {
+  size_t n = 0;
+
+  for (; key[n] != '\0'; n++)
+    if (!isalnum((unsigned char)key[n]) && strchr("_.:-", key[n]) == NULL)
+      return 0;
+  return n > 0 && n < REQUEST_STATE_INPUT_KEY_MAX;
+}
+
+static int do_client_request(
+    mcpd_call *c, const char *key, const char *method, json_object *params,
+    void (*cb)(void *, json_object *, int, const char *), void *arg) {
   unsigned cap;
   client_ask *a;
   call_event *ev;
 
   if (!usable(c) || method == NULL || cb == NULL) {
     json_object_put(params);
+    return MCPD_ERROR;
+  }
+  if (key != NULL && !valid_input_key(key)) {
+    json_object_put(params);
+    set_error("client_request: the key \"%.60s\" is not 1 to %d characters "
+              "of A-Z a-z 0-9 _ . : -",
+              key, REQUEST_STATE_INPUT_KEY_MAX - 1);
     return MCPD_ERROR;
   }
   if (params != NULL && !json_object_is_type(params, json_type_object)) {
@@ -2472,13 +2521,30 @@ do_client_request(mcpd_call *c, const char *method, json_object *params,
   /* A worker's modern call asks its host, which answers from the retry
    * or makes the result input_required: the worker keeps nothing. */
   if (c->modern && !c->exec->worker)
-    return input_request(c, method, params, cb, arg);
+    return input_request(c, key, method, params, cb, arg);
   if (!(c->client_caps & cap)) {
     json_object_put(params);
     set_error("client_request: the client did not declare the %s "
               "capability",
               cap_name(cap));
     return MCPD_ERROR;
+  }
+  /* A worker's host is its client: the key goes along, for the host to
+   * take out (input_key_take()). */
+  if (key != NULL && c->exec->worker) {
+    json_object *meta = NULL;
+    if (params == NULL)
+      params = json_object_new_object();
+    if (params != NULL && !json_object_object_get_ex(params, "_meta", &meta) &&
+        (meta = json_object_new_object()) != NULL)
+      json_object_object_add(params, "_meta", meta);
+    if (meta == NULL || !json_object_is_type(meta, json_type_object) ||
+        json_object_object_add(meta, INPUT_KEY_META,
+                               json_object_new_string(key)) != 0) {
+      json_object_put(params);
+      set_error("out of memory");
+      return MCPD_ERROR;
+    }
   }
   a = calloc(1, sizeof(*a));
   if (a == NULL || (a->method = strdup(method)) == NULL) {
@@ -2512,14 +2578,20 @@ do_client_request(mcpd_call *c, const char *method, json_object *params,
   return MCPD_OK;
 }
 
+static int host_client_request_keyed(
+    mcpd_call *h, const char *key, const char *method, json_object *params,
+    void (*cb)(void *, json_object *, int, const char *), void *arg) {
+  CALL_OR(h, "client_request", json_object_put(params));
+  rc = do_client_request(c, key, method, params, cb, arg);
+  handles_leave(slot);
+  return rc;
+}
+
 static int
 host_client_request(mcpd_call *h, const char *method, json_object *params,
                     void (*cb)(void *, json_object *, int, const char *),
                     void *arg) {
-  CALL_OR(h, "client_request", json_object_put(params));
-  rc = do_client_request(c, method, params, cb, arg);
-  handles_leave(slot);
-  return rc;
+  return host_client_request_keyed(h, NULL, method, params, cb, arg);
 }
 
 /* What a thread blocked in client_request_wait() waits for. */
@@ -2551,9 +2623,10 @@ static void wait_reply(void *arg, json_object *result, int code,
   pthread_mutex_unlock(&w->mu);
 }
 
-static int host_client_request_wait(mcpd_call *h, const char *method,
-                                    json_object *params, json_object **result,
-                                    char **error) {
+static int host_client_request_wait_keyed(mcpd_call *h, const char *key,
+                                          const char *method,
+                                          json_object *params,
+                                          json_object **result, char **error) {
   waiter w;
   int rc;
 
@@ -2586,7 +2659,7 @@ static int host_client_request_wait(mcpd_call *h, const char *method,
   memset(&w, 0, sizeof(w));
   pthread_mutex_init(&w.mu, NULL);
   pthread_cond_init(&w.cv, NULL);
-  rc = host_client_request(h, method, params, wait_reply, &w);
+  rc = host_client_request_keyed(h, key, method, params, wait_reply, &w);
   if (rc == MCPD_OK) {
     pthread_mutex_lock(&w.mu);
     while (!w.done)
@@ -2608,6 +2681,12 @@ static int host_client_request_wait(mcpd_call *h, const char *method,
   pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.mu);
   return rc;
+}
+
+static int host_client_request_wait(mcpd_call *h, const char *method,
+                                    json_object *params, json_object **result,
+                                    char **error) {
+  return host_client_request_wait_keyed(h, NULL, method, params, result, error);
 }
 
 static void elicit_done_run(hostq_event *base) {
@@ -2761,6 +2840,8 @@ const mcpd_host call_host_api = {
     .fail = host_fail,
     .client_request = host_client_request,
     .client_request_wait = host_client_request_wait,
+    .client_request_keyed = host_client_request_keyed,
+    .client_request_wait_keyed = host_client_request_wait_keyed,
     .elicitation_complete = host_elicitation_complete,
     .call_roots = host_call_roots,
     .on_roots_changed = host_on_roots_changed,

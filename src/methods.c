@@ -11,6 +11,7 @@
 #include "log.h"
 #include "methods.h"
 #include "schema.h"
+#include "strbuf.h"
 #include "utf8.h"
 
 /* The method may be called before initialize. */
@@ -321,7 +322,9 @@ static const char *uri_param(request *r) {
  * input_required result carries the client's inputResponses and the
  * requestState it got.  The state is checked (sealed by a process with
  * our key, for this very request, not expired) and its answers merged
- * with the new ones; the call then runs again with all of them.  A
+ * with the new ones; the call then runs again with all of them.  The
+ * state only carries answers the client gave in earlier rounds, so
+ * answers sent without one are used as they are.  A
  * replay of a valid state within its lifetime is accepted: it only runs
  * the same request with answers the client gave, which the client could
  * have had by starting over, and a seen-set could not hold across the
@@ -368,14 +371,16 @@ static int retry_answers(methods_ctx *ctx, request *r, const char *what,
                  NULL);
     return -1;
   }
+  /* Answers without a state are the client's own, as good as any it
+   * could put beside a state: the run uses them (and ignores keys it
+   * never asks for). */
   if (state == NULL) {
-    if (responses == NULL)
-      return 0;
-    request_fail(r, JSONRPC_INVALID_PARAMS,
-                 "Invalid params: inputResponses came without the "
-                 "requestState of the input_required result they answer",
-                 NULL);
-    return -1;
+    if (responses != NULL &&
+        json_object_deep_copy(responses, answers, NULL) != 0) {
+      request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+      return -1;
+    }
+    return 0;
   }
   if (request_state_open(ctx->exec->state_key, json_object_get_string(state),
                          what, name, args, request_state_now_ms(), &carried,
@@ -992,6 +997,86 @@ static json_object *error_result(const char *text) {
   return result;
 }
 
+/* Whether header text `text` is the argument `arg` written as a header:
+ * strings byte for byte, numbers by value, booleans as true/false. */
+static int param_equal(json_object *arg, const char *text, size_t len) {
+  char buf[64], *end;
+
+  switch (json_object_get_type(arg)) {
+  case json_type_string:
+    return (size_t)json_object_get_string_len(arg) == len &&
+           memcmp(json_object_get_string(arg), text, len) == 0;
+  case json_type_boolean:
+    return len == (json_object_get_boolean(arg) ? 4u : 5u) &&
+           memcmp(text, json_object_get_boolean(arg) ? "true" : "false", len) ==
+               0;
+  case json_type_int:
+  case json_type_double:
+    if (len == 0 || len >= sizeof(buf))
+      return 0;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    if (json_object_is_type(arg, json_type_int)) {
+      long long v = strtoll(buf, &end, 10);
+      if (*end == '\0')
+        return v == json_object_get_int64(arg);
+    }
+    {
+      double d = strtod(buf, &end);
+      return *end == '\0' && d == json_object_get_double(arg);
+    }
+  default:
+    return 1; /* objects and arrays are not mirrored in headers */
+  }
+}
+
+/* 2026-07-28 over HTTP: an argument whose schema property names an
+ * "x-mcp-header" comes with the same value in its Mcp-Param-<name>
+ * header, and a header comes only with its argument.  Returns 0, or -1
+ * after answering -32020. */
+static int param_headers_match(request *r, json_object *schema,
+                               json_object *args) {
+  json_object *props;
+
+  if (r->header == NULL ||
+      !json_object_object_get_ex(schema, "properties", &props) ||
+      !json_object_is_type(props, json_type_object))
+    return 0;
+  json_object_object_foreach(props, pname, pschema) {
+    json_object *h = NULL, *arg = NULL;
+    char header[128], text[300];
+    const char *why = NULL;
+    strbuf v = {0};
+    int rc;
+
+    if (!json_object_object_get_ex(pschema, "x-mcp-header", &h) ||
+        !json_object_is_type(h, json_type_string))
+      continue;
+    snprintf(header, sizeof(header), "Mcp-Param-%.100s",
+             json_object_get_string(h));
+    if (args != NULL && json_object_object_get_ex(args, pname, &arg) &&
+        json_object_is_type(arg, json_type_null))
+      arg = NULL;
+    rc = r->header(r->header_ctx, header, &v);
+    if (rc < 0 || v.failed)
+      why = "is not valid (bad =?base64?...?= encoding)";
+    else if (rc == 0 && arg != NULL)
+      why = "is required: its argument is in the body";
+    else if (rc == 1 && arg == NULL)
+      why = "has no argument in the body";
+    else if (rc == 1 && !param_equal(arg, v.data != NULL ? v.data : "", v.len))
+      why = "does not match the request body";
+    strbuf_free(&v);
+    if (why != NULL) {
+      snprintf(text, sizeof(text), "Header mismatch: the %s header %s", header,
+               why);
+      request_fail(r, SESSION_ERR_HEADER_MISMATCH, text, NULL);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static void on_tools_call(methods_ctx *ctx, request *r) {
   json_object *v, *args = NULL, *answers;
   reg_tool *tool;
@@ -1031,6 +1116,10 @@ static void on_tools_call(methods_ctx *ctx, request *r) {
     args = json_object_new_object();
   else
     json_object_get(args);
+  if (param_headers_match(r, tool->input_schema, args) != 0) {
+    json_object_put(args);
+    return;
+  }
   if (schema_validate(tool->input_schema, args, err, sizeof(err)) != 0) {
     snprintf(text, sizeof(text), "Invalid arguments for tool %s: %s", name,
              err);

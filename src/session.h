@@ -13,6 +13,8 @@
 
 #include <json-c/json.h>
 
+struct strbuf;
+
 struct mcpd_call;
 struct session;
 struct batch;
@@ -63,6 +65,13 @@ typedef struct request {
   /* The modern result's resultType: NULL for "complete", or
    * "input_required" (set by the call that answers with one). */
   const char *result_type;
+  /* A modern request over HTTP: its header `name` as the reference
+   * compares headers, into `out` (trimmed, "=?base64?...?=" decoded):
+   * 1 when present, 0 when absent, -1 when badly encoded.  Set by the
+   * transport's admit hook; usable while the handler first runs (for
+   * Mcp-Param-*), NULL on stdio and for legacy requests. */
+  int (*header)(void *ctx, const char *name, struct strbuf *out);
+  void *header_ctx;
 } request;
 
 /* The answer to a request the server sent the client: exactly one of
@@ -152,6 +161,7 @@ extern const char *const session_modern_versions[];
 #define SESSION_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 #define SESSION_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 /* The modern-path error codes (reference section 3). */
+#define SESSION_ERR_HEADER_MISMATCH (-32020)
 #define SESSION_ERR_MISSING_CAPABILITY (-32021)
 #define SESSION_ERR_UNSUPPORTED_VERSION (-32022)
 /* An MCP log level name ("warning") as 0 (debug) .. 7 (emergency); -1

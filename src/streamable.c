@@ -553,7 +553,7 @@ static int accepts(const char *accept, const char *type) {
  * cancels its request. */
 
 /* HeaderMismatch: a header missing, unlike the body, or badly encoded. */
-#define HEADER_MISMATCH (-32020)
+#define HEADER_MISMATCH SESSION_ERR_HEADER_MISMATCH
 /* Modern requests in flight at once; more get 503. */
 #define MAX_MODERN_POSTS 10000
 
@@ -702,6 +702,13 @@ static int header_matches(request *r, http_exchange *x, const char *name,
   return -1;
 }
 
+/* request.header: what the handler compares (Mcp-Param-*). */
+static int modern_header(void *ctx, const char *name, strbuf *out) {
+  mpost *p = ctx;
+  out->len = 0;
+  return p->x != NULL ? header_value(p->x, name, out) : 0;
+}
+
 /* session.admit: the headers a modern request must carry, checked after
  * its envelope and version and before its method, as the reference
  * orders them. */
@@ -712,6 +719,8 @@ static int modern_admit(void *ctx, request *r) {
 
   if (p->x == NULL)
     return 0;
+  r->header = modern_header;
+  r->header_ctx = p;
   if (http_exchange_header(p->x, "MCP-Protocol-Version") == NULL) {
     request_fail(r, HEADER_MISMATCH,
                  "Header mismatch: the MCP-Protocol-Version header is "

@@ -1,8 +1,16 @@
 #!/bin/sh
 # The official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in tests/package.json) against mcpd over Streamable HTTP, serving
-# the fixture plugin examples/everything: every server scenario (--suite
-# all), with an empty expected-failures baseline, so a FAILURE or a WARNING
+# the fixture plugin examples/everything, twice against one mcpd:
+# - 0.1.16, every server scenario of the revisions up to 2025-11-25
+#   (--suite all);
+# - 0.2.0-alpha.12 (installed as conformance-next), every server scenario
+#   of the stateless 2026-07-28 revision (--suite all --spec-version
+#   2026-07-28): a superset of what `--requirements 2026-07-28` scores,
+#   which adds the pending SEP-2243 header scenarios.  The optional tasks
+#   extension (io.modelcontextprotocol/tasks) is not offered, so its
+#   scenarios are not run.
+# Each with an empty expected-failures baseline, so a FAILURE or a WARNING
 # in any scenario fails this test.
 #
 # mcpd runs with --sse-poll 50, so the server-sse-polling scenario sees a
@@ -17,6 +25,7 @@ srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${MCPD_BUILDDIR:-$srcdir}
 modules=$srcdir/tests/node_modules
 suite=$modules/@modelcontextprotocol/conformance/dist/index.js
+suite_next=$modules/conformance-next/dist/index.js
 
 skip() {
   echo "conformance: $*" >&2
@@ -32,7 +41,8 @@ if ! "$node" --version >/dev/null 2>&1; then
 fi
 major=$("$node" -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 [ "${major:-0}" -ge 22 ] || skip "needs Node >= 22 (npm ci --prefix tests)"
-[ -f "$suite" ] || skip "the suite is not installed (npm ci --prefix tests)"
+[ -f "$suite" ] && [ -f "$suite_next" ] ||
+  skip "the suite is not installed (npm ci --prefix tests)"
 plugin=$builddir/examples/.libs/everything.so
 [ -f "$plugin" ] || skip "examples/everything was not built"
 
@@ -60,14 +70,22 @@ if [ -z "$url" ]; then
 fi
 
 status=0
-(cd "$work" && "$node" "$suite" server --url "$url" --suite all \
-  --expected-failures "$work/baseline.yml") >"$work/suite.log" 2>&1 ||
-  status=1
-sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
-if [ "$status" != 0 ]; then
-  echo "conformance: the suite failed; its whole output:" >&2
-  cat "$work/suite.log" >&2
-fi
+# run NAME SUITE ARGS...: one run of the suite, its summary on stdout,
+# everything it said on stderr when it failed.
+run() {
+  name=$1 js=$2
+  shift 2
+  echo "conformance: $name"
+  if ! (cd "$work" && "$node" "$js" server --url "$url" "$@" \
+      --expected-failures "$work/baseline.yml") >"$work/$name.log" 2>&1; then
+    status=1
+    echo "conformance: the $name run failed; its whole output:" >&2
+    cat "$work/$name.log" >&2
+  fi
+  sed -n '/=== SUMMARY ===/,$p' "$work/$name.log"
+}
+run 0.1.16 "$suite" --suite all
+run 0.2.0-alpha.12 "$suite_next" --suite all --spec-version 2026-07-28
 
 kill -TERM "$pid"
 code=0

@@ -35,6 +35,7 @@ E2E_FILES = \
 	tests/e2e/isolation.test.mjs \
 	tests/e2e/modern.test.mjs \
 	tests/e2e/modern-listen.test.mjs \
+	tests/e2e/modern-keys.test.mjs \
 	tests/e2e/modern-http.test.mjs
 
 EXTRA_DIST += \

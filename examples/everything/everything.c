@@ -458,6 +458,365 @@ static int tool_elicitation_enums(mcpd_call *call, const mcpd_request *req) {
                      enums_schema, "Elicitation completed:");
 }
 
+/* --- input required (2026-07-28) ---------------------------------------
+ *
+ * The conformance suite's input-required-result-* scenarios expect their
+ * questions under fixed keys ("user_name", "capital_question", ...), so
+ * these tools name them with client_request_wait_keyed().  For a legacy
+ * client the key is not sent: each question is an ordinary request. */
+
+/* Asks `method` with `params` (consumed) under `key` and returns the
+ * client's answer, or NULL with the reason in *why (host->free() it):
+ * in the 2026-07-28 era, NULL is also "not answered yet" -- the call's
+ * result then becomes input_required whatever the tool answers. */
+static json_object *ask_keyed(mcpd_call *call, const mcpd_request *req,
+                              const char *key, const char *method,
+                              json_object *params, char **why) {
+  json_object *result = NULL;
+
+  *why = NULL;
+  if (params == NULL) {
+    *why = req->host->mprintf("out of memory");
+    return NULL;
+  }
+  if (req->host->client_request_wait_keyed(call, key, method, params, &result,
+                                           why) != MCPD_OK) {
+    if (*why == NULL)
+      *why = req->host->mprintf("%s", req->host->last_error());
+    return NULL;
+  }
+  return result;
+}
+
+static json_object *form_params(const char *message, const char *schema) {
+  json_object *params = json_object_new_object();
+  json_object_object_add(params, "message", json_object_new_string(message));
+  json_object_object_add(params, "requestedSchema", json_tokener_parse(schema));
+  return params;
+}
+
+static json_object *sampling_params(const char *text, int max_tokens) {
+  json_object *params = json_object_new_object();
+  json_object *messages = json_object_new_array();
+  json_object *message = json_object_new_object();
+  json_object *content = json_object_new_object();
+
+  json_object_object_add(content, "type", json_object_new_string("text"));
+  json_object_object_add(content, "text", json_object_new_string(text));
+  json_object_object_add(message, "role", json_object_new_string("user"));
+  json_object_object_add(message, "content", content);
+  json_object_array_add(messages, message);
+  json_object_object_add(params, "messages", messages);
+  json_object_object_add(params, "maxTokens", json_object_new_int(max_tokens));
+  return params;
+}
+
+/* A string field of an accepted form, or NULL. */
+static const char *form_field(json_object *answer, const char *field) {
+  json_object *action, *content, *value;
+
+  if (!json_object_object_get_ex(answer, "action", &action) ||
+      strcmp(json_object_get_string(action), "accept") != 0 ||
+      !json_object_object_get_ex(answer, "content", &content) ||
+      !json_object_object_get_ex(content, field, &value))
+    return NULL;
+  return json_object_get_string(value);
+}
+
+/* The first text of a sampling answer, or "". */
+static const char *sampled_text(json_object *answer) {
+  json_object *content, *text;
+
+  if (!json_object_object_get_ex(answer, "content", &content))
+    return "";
+  if (json_object_is_type(content, json_type_array))
+    content = json_object_array_get_idx(content, 0);
+  if (!json_object_object_get_ex(content, "text", &text))
+    return "";
+  return json_object_get_string(text);
+}
+
+/* The roots of a roots/list answer, as compact JSON. */
+static const char *roots_text(json_object *answer) {
+  json_object *roots;
+
+  if (!json_object_object_get_ex(answer, "roots", &roots))
+    return "[]";
+  return compact(roots);
+}
+
+static const char name_schema[] =
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+    "\"required\":[\"name\"]}";
+static const char ok_schema[] =
+    "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},"
+    "\"required\":[\"ok\"]}";
+static const char color_schema[] =
+    "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\"}},"
+    "\"required\":[\"color\"]}";
+static const char context_schema[] =
+    "{\"type\":\"object\",\"properties\":{\"context\":{\"type\":\"string\"}},"
+    "\"required\":[\"context\"]}";
+
+/* The failure of a question without an answer: for a 2026-07-28 client
+ * it is replaced by the input_required result. */
+static int not_answered(mcpd_call *call, const mcpd_request *req,
+                        const char *key, char *why) {
+  int rc = req->host->result_error(call, "%s: %s", key,
+                                   why != NULL ? why : "no answer");
+  req->host->free(why);
+  return rc;
+}
+
+static int tool_ir_elicitation(mcpd_call *call, const mcpd_request *req) {
+  char *why;
+  json_object *answer =
+      ask_keyed(call, req, "user_name", "elicitation/create",
+                form_params("What is your name?", name_schema), &why);
+  const char *name;
+  int rc;
+
+  if (answer == NULL)
+    return not_answered(call, req, "user_name", why);
+  name = form_field(answer, "name");
+  rc = name != NULL ? req->host->result_textf(call, "Hello, %s!", name)
+                    : req->host->result_textf(call, "No name was given: %s",
+                                              compact(answer));
+  json_object_put(answer);
+  return rc;
+}
+
+static int tool_ir_sampling(mcpd_call *call, const mcpd_request *req) {
+  char *why;
+  json_object *answer =
+      ask_keyed(call, req, "capital_question", "sampling/createMessage",
+                sampling_params("What is the capital of France?", 100), &why);
+  int rc;
+
+  if (answer == NULL)
+    return not_answered(call, req, "capital_question", why);
+  rc =
+      req->host->result_textf(call, "The model says: %s", sampled_text(answer));
+  json_object_put(answer);
+  return rc;
+}
+
+static int tool_ir_list_roots(mcpd_call *call, const mcpd_request *req) {
+  char *why;
+  json_object *answer = ask_keyed(call, req, "client_roots", "roots/list",
+                                  json_object_new_object(), &why);
+  int rc;
+
+  if (answer == NULL)
+    return not_answered(call, req, "client_roots", why);
+  rc = req->host->result_textf(call, "The client's roots: %s",
+                               roots_text(answer));
+  json_object_put(answer);
+  return rc;
+}
+
+/* "state-ok": the answer reached this run, so whatever requestState came
+ * with it passed mcpd's integrity, binding and expiry checks (a bad one
+ * is answered -32602 before any plugin code runs). */
+static int tool_ir_confirm(mcpd_call *call, const mcpd_request *req) {
+  char *why;
+  json_object *answer =
+      ask_keyed(call, req, "confirm", "elicitation/create",
+                form_params("Please confirm", ok_schema), &why);
+  int rc;
+
+  if (answer == NULL)
+    return not_answered(call, req, "confirm", why);
+  rc = req->host->result_textf(call, "state-ok: the answer was %s",
+                               compact(answer));
+  json_object_put(answer);
+  return rc;
+}
+
+/* Three independent questions asked together: one round trip. */
+static int tool_ir_multiple(mcpd_call *call, const mcpd_request *req) {
+  char *why[3];
+  json_object *name =
+      ask_keyed(call, req, "user_name", "elicitation/create",
+                form_params("What is your name?", name_schema), &why[0]);
+  json_object *greeting =
+      ask_keyed(call, req, "greeting", "sampling/createMessage",
+                sampling_params("Generate a greeting", 50), &why[1]);
+  json_object *roots = ask_keyed(call, req, "client_roots", "roots/list",
+                                 json_object_new_object(), &why[2]);
+  int rc;
+
+  if (name != NULL && greeting != NULL && roots != NULL)
+    rc = req->host->result_textf(
+        call, "%s, %s! Your roots: %s", sampled_text(greeting),
+        form_field(name, "name") != NULL ? form_field(name, "name")
+                                         : "stranger",
+        roots_text(roots));
+  else
+    rc = req->host->result_error(call, "unanswered: %s%s%s",
+                                 name == NULL ? "user_name " : "",
+                                 greeting == NULL ? "greeting " : "",
+                                 roots == NULL ? "client_roots" : "");
+  for (int i = 0; i < 3; i++)
+    req->host->free(why[i]);
+  json_object_put(name);
+  json_object_put(greeting);
+  json_object_put(roots);
+  return rc;
+}
+
+/* Two questions, the second asked only after the first is answered: two
+ * input_required rounds, the first answer carried in requestState. */
+static int tool_ir_multi_round(mcpd_call *call, const mcpd_request *req) {
+  char *why;
+  json_object *step1, *step2;
+  int rc;
+
+  step1 =
+      ask_keyed(call, req, "step1", "elicitation/create",
+                form_params("Step 1: What is your name?", name_schema), &why);
+  if (step1 == NULL)
+    return not_answered(call, req, "step1", why);
+  step2 = ask_keyed(
+      call, req, "step2", "elicitation/create",
+      form_params("Step 2: What is your favorite color?", color_schema), &why);
+  if (step2 == NULL) {
+    json_object_put(step1);
+    return not_answered(call, req, "step2", why);
+  }
+  rc = req->host->result_textf(
+      call, "%s likes %s",
+      form_field(step1, "name") != NULL ? form_field(step1, "name") : "someone",
+      form_field(step2, "color") != NULL ? form_field(step2, "color")
+                                         : "no color");
+  json_object_put(step1);
+  json_object_put(step2);
+  return rc;
+}
+
+/* Asks only what the request's client can answer: its name if it offers
+ * elicitation, the capital of France if it offers sampling. */
+static int tool_ir_capabilities(mcpd_call *call, const mcpd_request *req) {
+  char *why[2];
+  json_object *name =
+      ask_keyed(call, req, "user_name", "elicitation/create",
+                form_params("What is your name?", name_schema), &why[0]);
+  json_object *capital = ask_keyed(
+      call, req, "capital_question", "sampling/createMessage",
+      sampling_params("What is the capital of France?", 100), &why[1]);
+  int rc;
+
+  if (name == NULL && capital == NULL)
+    rc = req->host->result_error(call, "no answer: %s; %s",
+                                 why[0] != NULL ? why[0] : "",
+                                 why[1] != NULL ? why[1] : "");
+  else
+    rc = req->host->result_textf(
+        call, "name: %s, capital: %s",
+        name != NULL && form_field(name, "name") != NULL
+            ? form_field(name, "name")
+            : "(not asked)",
+        capital != NULL ? sampled_text(capital) : "(not asked)");
+  req->host->free(why[0]);
+  req->host->free(why[1]);
+  json_object_put(name);
+  json_object_put(capital);
+  return rc;
+}
+
+/* A prompt that needs the user's context first (input_required works on
+ * prompts/get too). */
+static int prompt_ir_context(mcpd_call *call, const mcpd_request *req) {
+  char *why;
+  json_object *answer = ask_keyed(
+      call, req, "user_context", "elicitation/create",
+      form_params("What context should the prompt use?", context_schema), &why);
+  const char *context;
+  int rc;
+
+  if (answer == NULL) {
+    rc = req->host->fail(call, MCPD_ERR_INTERNAL, "user_context: %s",
+                         why != NULL ? why : "no answer");
+    req->host->free(why);
+    return rc;
+  }
+  context = form_field(answer, "context");
+  rc = req->host->result_textf(call, "Answer with this context in mind: %s",
+                               context != NULL ? context : "(none given)");
+  json_object_put(answer);
+  return rc;
+}
+
+/* SEP-2243: arguments mirrored in Mcp-Param-* headers, which mcpd checks
+ * against the body over HTTP in the 2026-07-28 era. */
+static int tool_param_headers(mcpd_call *call, const mcpd_request *req) {
+  json_object *priority;
+
+  return req->host->result_textf(
+      call, "region=%s priority=%s", string_argument(req, "region"),
+      json_object_object_get_ex(req->arguments, "priority", &priority)
+          ? json_object_get_string(priority)
+          : "(none)");
+}
+
+static const char param_headers_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"region\":{\"type\":\"string\",\"description\":\"Where to run\","
+    "\"x-mcp-header\":\"Region\"},"
+    "\"priority\":{\"type\":\"integer\",\"description\":\"How urgent\","
+    "\"x-mcp-header\":\"Priority\"},"
+    "\"query\":{\"type\":\"string\",\"description\":\"Not mirrored\"}},"
+    "\"required\":[\"region\"]}";
+
+/* --- list changes on demand ---------------------------------------------
+ *
+ * server-stateless (2026-07-28) opens a subscriptions/listen stream and
+ * calls these to change the tool and prompt lists: each call adds its
+ * dynamic entry when it is absent and removes it when present, so every
+ * call is a change clients hear about with list_changed. */
+
+static int tool_dynamic(mcpd_call *call, const mcpd_request *req) {
+  return req->host->result_text(call, "I come and go.");
+}
+
+static int prompt_dynamic(mcpd_call *call, const mcpd_request *req) {
+  return req->host->result_text(call, "I come and go too.");
+}
+
+static int tool_trigger_tool_change(mcpd_call *call, const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  mcpd_tool dynamic = {
+      .name = "test_dynamic_tool",
+      .description = "Added and removed by test_trigger_tool_change.",
+      .input_schema = "{\"type\":\"object\"}",
+      .call = tool_dynamic,
+      .exec = MCPD_EXEC_INLINE,
+  };
+
+  if (host->remove_tool(req->self, dynamic.name) == MCPD_OK)
+    return host->result_text(call, "removed test_dynamic_tool");
+  if (host->add_tool(req->self, &dynamic) != MCPD_OK)
+    return host->result_error(call, "add_tool: %s", host->last_error());
+  return host->result_text(call, "added test_dynamic_tool");
+}
+
+static int tool_trigger_prompt_change(mcpd_call *call,
+                                      const mcpd_request *req) {
+  const mcpd_host *host = req->host;
+  mcpd_prompt dynamic = {
+      .name = "test_dynamic_prompt",
+      .description = "Added and removed by test_trigger_prompt_change.",
+      .get = prompt_dynamic,
+      .exec = MCPD_EXEC_INLINE,
+  };
+
+  if (host->remove_prompt(req->self, dynamic.name) == MCPD_OK)
+    return host->result_text(call, "removed test_dynamic_prompt");
+  if (host->add_prompt(req->self, &dynamic) != MCPD_OK)
+    return host->result_error(call, "add_prompt: %s", host->last_error());
+  return host->result_text(call, "added test_dynamic_prompt");
+}
+
 static int tool_json_schema(mcpd_call *call, const mcpd_request *req) {
   const char *args = json_object_to_json_string_ext(
       req->arguments, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -617,6 +976,102 @@ static const mcpd_tool tools[] = {
         .input_schema = NO_ARGUMENTS,
         .call = tool_elicitation_enums,
         .exec = MCPD_EXEC_POOL,
+    },
+    /* The 2026-07-28 scenarios (input-required-result-*, SEP-2322). */
+    {
+        .name = "test_input_required_result_elicitation",
+        .description = "Asks the user's name (elicitation, key user_name) "
+                       "and greets them.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_elicitation,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_sampling",
+        .description = "Asks the client's model the capital of France "
+                       "(sampling, key capital_question).",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_sampling,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_list_roots",
+        .description = "Asks the client's roots (roots/list, key "
+                       "client_roots) and lists them.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_list_roots,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_request_state",
+        .description = "Asks for a confirmation (key confirm); answers "
+                       "state-ok once it has it.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_confirm,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_tampered_state",
+        .description = "The same as test_input_required_result_request_"
+                       "state: a tampered requestState is refused.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_confirm,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_multiple_inputs",
+        .description = "Asks a name, a greeting and the roots at once.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_multiple,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_multi_round",
+        .description = "Asks a name, then a favourite colour: two rounds.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_multi_round,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_input_required_result_capabilities",
+        .description = "Asks only what the client declared it can answer.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_capabilities,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_streaming_elicitation",
+        .description = "Asks the user's name; in the 2026-07-28 era the "
+                       "question is an input_required result, never a "
+                       "request on the response stream.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_ir_elicitation,
+        .exec = MCPD_EXEC_POOL,
+    },
+    {
+        .name = "test_trigger_tool_change",
+        .description = "Adds test_dynamic_tool, or removes it when present: "
+                       "clients hear notifications/tools/list_changed.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_trigger_tool_change,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "test_trigger_prompt_change",
+        .description = "Adds test_dynamic_prompt, or removes it when "
+                       "present: clients hear "
+                       "notifications/prompts/list_changed.",
+        .input_schema = NO_ARGUMENTS,
+        .call = tool_trigger_prompt_change,
+        .exec = MCPD_EXEC_INLINE,
+    },
+    {
+        .name = "test_param_headers",
+        .description = "Echoes region and priority, which HTTP clients "
+                       "mirror in Mcp-Param-Region and Mcp-Param-Priority.",
+        .input_schema = param_headers_schema,
+        .call = tool_param_headers,
+        .exec = MCPD_EXEC_INLINE,
     },
     {
         .name = "json_schema_2020_12_tool",
@@ -934,6 +1389,13 @@ static const mcpd_prompt prompts[] = {
         .get = serve_blocks,
         .exec = MCPD_EXEC_INLINE,
         .data = BLOCKS(image_prompt),
+    },
+    {
+        .name = "test_input_required_result_prompt",
+        .description = "A prompt that first asks the user for its context "
+                       "(elicitation, key user_context).",
+        .get = prompt_ir_context,
+        .exec = MCPD_EXEC_POOL,
     },
     MCPD_PROMPT_END,
 };

@@ -74,11 +74,32 @@ const TOOLS = [
   'test_elicitation',
   'test_elicitation_sep1034_defaults',
   'test_elicitation_sep1330_enums',
+  'test_input_required_result_elicitation',
+  'test_input_required_result_sampling',
+  'test_input_required_result_list_roots',
+  'test_input_required_result_request_state',
+  'test_input_required_result_tampered_state',
+  'test_input_required_result_multiple_inputs',
+  'test_input_required_result_multi_round',
+  'test_input_required_result_capabilities',
+  'test_streaming_elicitation',
+  'test_trigger_tool_change',
+  'test_trigger_prompt_change',
+  'test_param_headers',
   'json_schema_2020_12_tool',
 ];
 
 /** Input schemas of the tools that take arguments; the others take none. */
 const INPUT_SCHEMAS = {
+  test_param_headers: {
+    type: 'object',
+    properties: {
+      region: { type: 'string', description: 'Where to run', 'x-mcp-header': 'Region' },
+      priority: { type: 'integer', description: 'How urgent', 'x-mcp-header': 'Priority' },
+      query: { type: 'string', description: 'Not mirrored' },
+    },
+    required: ['region'],
+  },
   test_sampling: {
     type: 'object',
     properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } },
@@ -214,6 +235,10 @@ const PROMPTS = [
   {
     name: 'test_prompt_with_image',
     description: 'A prompt that includes image content',
+  },
+  {
+    name: 'test_input_required_result_prompt',
+    description: 'A prompt that first asks the user for its context (elicitation, key user_context).',
   },
 ];
 
@@ -926,7 +951,7 @@ describe('everything fixture (SDK client)', () => {
   });
 
   describe('prompts', () => {
-    test('prompts/list lists the four prompts with their argument metadata', async (t) => {
+    test('prompts/list lists the five prompts with their argument metadata', async (t) => {
       const conn = await connect(t);
       const { prompts } = await conn.client.listPrompts();
       // A prompt without arguments may list none or an empty array.

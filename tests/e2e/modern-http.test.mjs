@@ -125,6 +125,48 @@ describe('the modern era over HTTP', () => {
     assert.equal(r.answer.result._meta[`${K}serverInfo`].name, 'mcpd');
   });
 
+  test('x-mcp-header arguments are checked against their Mcp-Param-* headers', async () => {
+    const list = await send(server.url, 'tools/list');
+    const tool = list.answer.result.tools.find((t) => t.name === 'test_param_headers');
+    assert.equal(tool.inputSchema.properties.region['x-mcp-header'], 'Region', 'listed as the plugin wrote it');
+    const call = (args, headers) => send(server.url, 'tools/call', { name: 'test_param_headers', arguments: args }, { headers });
+    const b64 = (s) => `=?base64?${Buffer.from(s).toString('base64')}?=`;
+    // Accepted: plain, trimmed, Base64, numbers by value, absent with its argument.
+    for (const [what, args, headers] of [
+      ['plain', { region: 'us-west1', priority: 42 }, { 'Mcp-Param-Region': 'us-west1', 'Mcp-Param-Priority': '42' }],
+      ['spaces around', { region: 'eu' }, { 'mcp-param-region': '  eu\t' }],
+      ['base64', { region: 'Hello, 世界' }, { 'Mcp-Param-Region': b64('Hello, 世界') }],
+      ['no wrapper: literal', { region: 'SGVsbG8=' }, { 'Mcp-Param-Region': 'SGVsbG8=' }],
+      ['no suffix: literal', { region: '=?base64?SGVsbG8=' }, { 'Mcp-Param-Region': '=?base64?SGVsbG8=' }],
+      ['integer by value', { region: 'x', priority: 7 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '7.0' }],
+      ['absent argument, no header', { region: 'x' }, { 'Mcp-Param-Region': 'x' }],
+    ]) {
+      const r = await call(args, headers);
+      assertResult(r, what);
+      assert.equal(r.answer.result.isError, undefined, `${what}: ${JSON.stringify(r.answer)}`);
+    }
+    // A null argument needs no header (clients omit it); the schema, not
+    // the header check, then refuses the null.
+    const nul = await call({ region: 'x', priority: null }, { 'Mcp-Param-Region': 'x' });
+    assertResult(nul, 'null argument');
+    assert.match(nul.answer.result.content[0].text, /expected an integer, got null/);
+    const ok = await call({ region: 'us-west1', priority: 42 }, { 'Mcp-Param-Region': 'us-west1', 'Mcp-Param-Priority': '42' });
+    assert.deepEqual(ok.answer.result.content, [{ type: 'text', text: 'region=us-west1 priority=42' }]);
+    // Refused with 400 / -32020 before the tool runs.
+    for (const [what, args, headers, why] of [
+      ['missing header', { region: 'us-west1' }, {}, /Mcp-Param-Region header is required/],
+      ['different value', { region: 'us-west1' }, { 'Mcp-Param-Region': 'us-east1' }, /does not match/],
+      ['bad padding', { region: 'Hello' }, { 'Mcp-Param-Region': '=?base64?SGVsbG8?=' }, /not valid/],
+      ['bad characters', { region: 'Hello' }, { 'Mcp-Param-Region': '=?base64?SGVs!!!bG8=?=' }, /not valid/],
+      ['number differs', { region: 'x', priority: 1 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '2' }, /Priority header does not match/],
+      ['header without argument', { region: 'x' }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '1' }, /no argument/],
+    ]) {
+      const r = await call(args, headers);
+      assertFails(r, 400, -32020, what);
+      assert.match(r.answer.error.message, why, what);
+    }
+  });
+
   test('tools/call echo, then every other method, each POST on its own', async () => {
     const r = await send(server.url, 'tools/call', { name: 'echo', arguments: { text: 'hi' } });
     assertResult(r, 'echo');

@@ -235,7 +235,7 @@ describe('input_required (MRTR)', () => {
     assert.deepEqual(Object.keys(again.result.inputRequests), Object.keys(first.result.inputRequests));
   });
 
-  test('tampered, foreign and malformed state or responses → -32602', async (t) => {
+  test('tampered, foreign and malformed state or responses → -32602; no state is fine', async (t) => {
     const mcpd = await fresh(t);
     const params = { name: 'test_sampling', arguments: { prompt: 'q' } };
     const first = await modern(mcpd, 'tools/call', params, { sampling: {} });
@@ -259,7 +259,9 @@ describe('input_required (MRTR)', () => {
     assertError(otherTool, -32602, 'another tool');
     assertError(await modern(mcpd, 'tools/call', { ...params, inputResponses: [1], requestState: state }, { sampling: {} }), -32602, 'responses not an object');
     assertError(await modern(mcpd, 'tools/call', { ...params, inputResponses: { [key]: 'x' }, requestState: state }, { sampling: {} }), -32602, 'response not an object');
-    assertError(await modern(mcpd, 'tools/call', { ...params, inputResponses: responses }, { sampling: {} }), -32602, 'no state');
+    // Answers without a state are the client's own: the run uses them.
+    const stateless = await modern(mcpd, 'tools/call', { ...params, inputResponses: responses }, { sampling: {} });
+    assert.equal(stateless.result?.resultType, 'complete', JSON.stringify(stateless));
     assertError(await modern(mcpd, 'tools/call', { ...params, requestState: 5 }, { sampling: {} }), -32602, 'state not a string');
   });
 
