@@ -43,7 +43,7 @@ function assertComplete(res, text, what) {
 
 for (const isolated of [false, true]) {
   const mode = isolated ? 'isolated' : 'in-process';
-  const fresh = (t) => session(t, { plugins: ['everything'], args: isolated ? ['--isolate'] : [], init: false });
+  const fresh = (t, plugins = ['everything']) => session(t, { plugins, args: isolated ? ['--isolate'] : [], init: false });
 
   describe(`named input keys (${mode})`, () => {
     test('the key a plugin gives is the key of inputRequests, with the params it asked', async (t) => {
@@ -65,6 +65,20 @@ for (const isolated of [false, true]) {
       });
       assertComplete(second, 'Hello, Alice!', 'round 2');
       assert.deepEqual(protocolProblems(mcpd), []);
+    });
+
+    test('any key of A-Z a-z 0-9 _ . : - up to 47 characters; others are refused', async (t) => {
+      const mcpd = await fresh(t, ['asker']);
+      const ask = (key) =>
+        modern(mcpd, 'tools/call', { name: 'ask', arguments: { method: 'roots/list', params: {}, key } });
+      const long = 'k'.repeat(47);
+      for (const key of ['my.key:1-a_B', long]) assertInputRequired(await ask(key), [key], key);
+      for (const key of ['', 'two words', 'k'.repeat(48), 'ключ', 'a/b']) {
+        const res = await ask(key);
+        assert.equal(res.result?.resultType, 'complete', JSON.stringify(res));
+        assert.equal(res.result.isError, true, key);
+        assert.match(resultText(res.result), /is not 1 to 47 characters/, key);
+      }
     });
 
     test('answers without a requestState are used; wrong keys are asked again; malformed ones refused', async (t) => {

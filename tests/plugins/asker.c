@@ -67,8 +67,17 @@ static int tool_ask(mcpd_call *call, const mcpd_request *req) {
   char *error = NULL;
   int rc;
 
-  if (host->client_request_wait(call, string_argument(req, "method"),
-                                params_copy(req), &result, &error) != MCPD_OK) {
+  json_object *key = NULL;
+
+  /* With "key", the ABI 1.2 form that names the question. */
+  if (json_object_object_get_ex(req->arguments, "key", &key)
+          ? host->client_request_wait_keyed(call, json_object_get_string(key),
+                                            string_argument(req, "method"),
+                                            params_copy(req), &result,
+                                            &error) != MCPD_OK
+          : host->client_request_wait(call, string_argument(req, "method"),
+                                      params_copy(req), &result,
+                                      &error) != MCPD_OK) {
     rc = host->result_error(call, "%s",
                             error != NULL ? error : host->last_error());
     host->free(error);
@@ -236,7 +245,8 @@ static const mcpd_tool tools[] = {
         .description = "Sends the client one request and returns its result.",
         .input_schema =
             "{\"type\":\"object\",\"properties\":{"
-            "\"method\":{\"type\":\"string\"},\"params\":{\"type\":\"object\"}"
+            "\"method\":{\"type\":\"string\"},\"params\":{\"type\":\"object\"},"
+            "\"key\":{\"type\":\"string\"}"
             "},\"required\":[\"method\"]}",
         .call = tool_ask,
         .exec = MCPD_EXEC_POOL,
