@@ -568,70 +568,81 @@ static int not_answered(mcpd_call *call, const mcpd_request *req,
   return rc;
 }
 
-static int tool_ir_elicitation(mcpd_call *call, const mcpd_request *req) {
+/* A tool that asks one question and reports the answer: req->data. */
+struct question {
+  const char *key;
+  const char *method;
+  json_object *(*params)(void);
+  int (*report)(mcpd_call *call, const mcpd_request *req, json_object *answer);
+};
+
+static int tool_ir_single(mcpd_call *call, const mcpd_request *req) {
+  const struct question *q = req->data;
   char *why;
   json_object *answer =
-      ask_keyed(call, req, "user_name", "elicitation/create",
-                form_params("What is your name?", name_schema), &why);
-  const char *name;
+      ask_keyed(call, req, q->key, q->method, q->params(), &why);
   int rc;
 
   if (answer == NULL)
-    return not_answered(call, req, "user_name", why);
-  name = form_field(answer, "name");
-  rc = name != NULL ? req->host->result_textf(call, "Hello, %s!", name)
-                    : req->host->result_textf(call, "No name was given: %s",
-                                              compact(answer));
+    return not_answered(call, req, q->key, why);
+  rc = q->report(call, req, answer);
   json_object_put(answer);
   return rc;
 }
 
-static int tool_ir_sampling(mcpd_call *call, const mcpd_request *req) {
-  char *why;
-  json_object *answer =
-      ask_keyed(call, req, "capital_question", "sampling/createMessage",
-                sampling_params("What is the capital of France?", 100), &why);
-  int rc;
-
-  if (answer == NULL)
-    return not_answered(call, req, "capital_question", why);
-  rc =
-      req->host->result_textf(call, "The model says: %s", sampled_text(answer));
-  json_object_put(answer);
-  return rc;
+static json_object *ask_name(void) {
+  return form_params("What is your name?", name_schema);
 }
 
-static int tool_ir_list_roots(mcpd_call *call, const mcpd_request *req) {
-  char *why;
-  json_object *answer = ask_keyed(call, req, "client_roots", "roots/list",
-                                  json_object_new_object(), &why);
-  int rc;
+static int greet(mcpd_call *call, const mcpd_request *req,
+                 json_object *answer) {
+  const char *name = form_field(answer, "name");
+  return name != NULL ? req->host->result_textf(call, "Hello, %s!", name)
+                      : req->host->result_textf(call, "No name was given: %s",
+                                                compact(answer));
+}
 
-  if (answer == NULL)
-    return not_answered(call, req, "client_roots", why);
-  rc = req->host->result_textf(call, "The client's roots: %s",
-                               roots_text(answer));
-  json_object_put(answer);
-  return rc;
+static json_object *ask_capital(void) {
+  return sampling_params("What is the capital of France?", 100);
+}
+
+static int report_sampled(mcpd_call *call, const mcpd_request *req,
+                          json_object *answer) {
+  return req->host->result_textf(call, "The model says: %s",
+                                 sampled_text(answer));
+}
+
+static json_object *ask_roots(void) {
+  return json_object_new_object();
+}
+
+static int report_roots(mcpd_call *call, const mcpd_request *req,
+                        json_object *answer) {
+  return req->host->result_textf(call, "The client's roots: %s",
+                                 roots_text(answer));
+}
+
+static json_object *ask_confirm(void) {
+  return form_params("Please confirm", ok_schema);
 }
 
 /* "state-ok": the answer reached this run, so whatever requestState came
  * with it passed mcpd's integrity, binding and expiry checks (a bad one
  * is answered -32602 before any plugin code runs). */
-static int tool_ir_confirm(mcpd_call *call, const mcpd_request *req) {
-  char *why;
-  json_object *answer =
-      ask_keyed(call, req, "confirm", "elicitation/create",
-                form_params("Please confirm", ok_schema), &why);
-  int rc;
-
-  if (answer == NULL)
-    return not_answered(call, req, "confirm", why);
-  rc = req->host->result_textf(call, "state-ok: the answer was %s",
-                               compact(answer));
-  json_object_put(answer);
-  return rc;
+static int report_confirm(mcpd_call *call, const mcpd_request *req,
+                          json_object *answer) {
+  return req->host->result_textf(call, "state-ok: the answer was %s",
+                                 compact(answer));
 }
+
+static const struct question user_name = {"user_name", "elicitation/create",
+                                          ask_name, greet};
+static const struct question capital_question = {
+    "capital_question", "sampling/createMessage", ask_capital, report_sampled};
+static const struct question client_roots = {"client_roots", "roots/list",
+                                             ask_roots, report_roots};
+static const struct question confirm = {"confirm", "elicitation/create",
+                                        ask_confirm, report_confirm};
 
 /* Three independent questions asked together: one round trip. */
 static int tool_ir_multiple(mcpd_call *call, const mcpd_request *req) {
@@ -642,8 +653,8 @@ static int tool_ir_multiple(mcpd_call *call, const mcpd_request *req) {
   json_object *greeting =
       ask_keyed(call, req, "greeting", "sampling/createMessage",
                 sampling_params("Generate a greeting", 50), &why[1]);
-  json_object *roots = ask_keyed(call, req, "client_roots", "roots/list",
-                                 json_object_new_object(), &why[2]);
+  json_object *roots =
+      ask_keyed(call, req, "client_roots", "roots/list", ask_roots(), &why[2]);
   int rc;
 
   if (name != NULL && greeting != NULL && roots != NULL)
@@ -701,9 +712,9 @@ static int tool_ir_capabilities(mcpd_call *call, const mcpd_request *req) {
   json_object *name =
       ask_keyed(call, req, "user_name", "elicitation/create",
                 form_params("What is your name?", name_schema), &why[0]);
-  json_object *capital = ask_keyed(
-      call, req, "capital_question", "sampling/createMessage",
-      sampling_params("What is the capital of France?", 100), &why[1]);
+  json_object *capital =
+      ask_keyed(call, req, "capital_question", "sampling/createMessage",
+                ask_capital(), &why[1]);
   int rc;
 
   if (name == NULL && capital == NULL)
@@ -983,40 +994,45 @@ static const mcpd_tool tools[] = {
         .description = "Asks the user's name (elicitation, key user_name) "
                        "and greets them.",
         .input_schema = NO_ARGUMENTS,
-        .call = tool_ir_elicitation,
+        .call = tool_ir_single,
         .exec = MCPD_EXEC_POOL,
+        .data = (void *)&user_name,
     },
     {
         .name = "test_input_required_result_sampling",
         .description = "Asks the client's model the capital of France "
                        "(sampling, key capital_question).",
         .input_schema = NO_ARGUMENTS,
-        .call = tool_ir_sampling,
+        .call = tool_ir_single,
         .exec = MCPD_EXEC_POOL,
+        .data = (void *)&capital_question,
     },
     {
         .name = "test_input_required_result_list_roots",
         .description = "Asks the client's roots (roots/list, key "
                        "client_roots) and lists them.",
         .input_schema = NO_ARGUMENTS,
-        .call = tool_ir_list_roots,
+        .call = tool_ir_single,
         .exec = MCPD_EXEC_POOL,
+        .data = (void *)&client_roots,
     },
     {
         .name = "test_input_required_result_request_state",
         .description = "Asks for a confirmation (key confirm); answers "
                        "state-ok once it has it.",
         .input_schema = NO_ARGUMENTS,
-        .call = tool_ir_confirm,
+        .call = tool_ir_single,
         .exec = MCPD_EXEC_POOL,
+        .data = (void *)&confirm,
     },
     {
         .name = "test_input_required_result_tampered_state",
         .description = "The same as test_input_required_result_request_"
                        "state: a tampered requestState is refused.",
         .input_schema = NO_ARGUMENTS,
-        .call = tool_ir_confirm,
+        .call = tool_ir_single,
         .exec = MCPD_EXEC_POOL,
+        .data = (void *)&confirm,
     },
     {
         .name = "test_input_required_result_multiple_inputs",
@@ -1045,8 +1061,9 @@ static const mcpd_tool tools[] = {
                        "question is an input_required result, never a "
                        "request on the response stream.",
         .input_schema = NO_ARGUMENTS,
-        .call = tool_ir_elicitation,
+        .call = tool_ir_single,
         .exec = MCPD_EXEC_POOL,
+        .data = (void *)&user_name,
     },
     {
         .name = "test_trigger_tool_change",
