@@ -32,6 +32,7 @@
 #include <openssl/param_build.h>
 
 #include "auth.h"
+#include "base64.h"
 #include "log.h"
 #include "strbuf.h"
 
@@ -143,57 +144,6 @@ static int is_b64token(const char *s, size_t n) {
   while (i < n && s[i] == '=')
     i++;
   return i == n;
-}
-
-static int b64url_value(char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '-')
-    return 62;
-  if (c == '_')
-    return 63;
-  return -1;
-}
-
-/* Decodes unpadded base64url (RFC 4648 §5, as JWS and JWK use it) into a
- * new buffer with a NUL after the data.  Returns NULL for a character
- * outside the alphabet (padding included), a length no encoding has, or
- * leftover bits that are not zero, so each byte string has exactly one
- * accepted spelling. */
-static unsigned char *b64url_decode(const char *s, size_t n, size_t *len) {
-  unsigned char *out;
-  uint32_t acc = 0;
-  unsigned bits = 0;
-  size_t o = 0;
-
-  if (n % 4 == 1)
-    return NULL;
-  out = malloc(n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0) + 1);
-  if (out == NULL)
-    return NULL;
-  for (size_t i = 0; i < n; i++) {
-    int v = b64url_value(s[i]);
-    if (v < 0)
-      goto bad;
-    acc = ((acc << 6) | (uint32_t)v) & 0xffffu;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[o++] = (unsigned char)(acc >> bits);
-    }
-  }
-  if ((acc & ((1u << bits) - 1)) != 0)
-    goto bad;
-  out[o] = '\0';
-  *len = o;
-  return out;
-bad:
-  free(out);
-  return NULL;
 }
 
 /* Parses `n` bytes as exactly one JSON object, or returns NULL. */
@@ -396,7 +346,7 @@ static BIGNUM *jwk_bignum(json_object *jwk, const char *key) {
 
   if (get_string(jwk, key, &s) != 1)
     return NULL;
-  bytes = b64url_decode(s, strlen(s), &n);
+  bytes = base64url_decode_alloc(s, strlen(s), &n);
   if (bytes == NULL || n == 0) {
     free(bytes);
     return NULL;
@@ -488,8 +438,8 @@ static EVP_PKEY *jwk_ec(json_object *jwk, key_kind *kind, const char **err) {
   *err = "\"x\" and \"y\" must be base64url coordinates of the curve's size";
   if (get_string(jwk, "x", &x) != 1 || get_string(jwk, "y", &y) != 1)
     return NULL;
-  xb = b64url_decode(x, strlen(x), &xn);
-  yb = b64url_decode(y, strlen(y), &yn);
+  xb = base64url_decode_alloc(x, strlen(x), &xn);
+  yb = base64url_decode_alloc(y, strlen(y), &yn);
   /* RFC 7518 §6.2.1.2: the full size, leading zeros kept. */
   if (xb == NULL || yb == NULL || xn != half || yn != half)
     goto done;
@@ -781,7 +731,7 @@ static const char *verify_jwt(const auth *a, const char *tok, size_t n,
   if (dot2 == NULL || memchr(dot2 + 1, '.', n - (size_t)(dot2 + 1 - tok)))
     return reason_invalid;
 
-  head_text = b64url_decode(tok, (size_t)(dot1 - tok), &head_len);
+  head_text = base64url_decode_alloc(tok, (size_t)(dot1 - tok), &head_len);
   if (head_text == NULL || (head = parse_object(head_text, head_len)) == NULL)
     goto done;
   if (get_string(head, "alg", &alg_name) != 1)
@@ -797,7 +747,8 @@ static const char *verify_jwt(const auth *a, const char *tok, size_t n,
   if (get_string(head, "kid", &kid) < 0)
     goto done;
 
-  sig = b64url_decode(dot2 + 1, n - (size_t)(dot2 + 1 - tok), &sig_len);
+  sig =
+      base64url_decode_alloc(dot2 + 1, n - (size_t)(dot2 + 1 - tok), &sig_len);
   if (sig == NULL || sig_len == 0)
     goto done;
   for (size_t i = 0; i < a->n_keys && !verified; i++) {
@@ -816,7 +767,8 @@ static const char *verify_jwt(const auth *a, const char *tok, size_t n,
 
   /* The signature covers the encoded text, so what we decode here is what
    * the issuer signed. */
-  body_text = b64url_decode(dot1 + 1, (size_t)(dot2 - dot1 - 1), &body_len);
+  body_text =
+      base64url_decode_alloc(dot1 + 1, (size_t)(dot2 - dot1 - 1), &body_len);
   if (body_text == NULL || (body = parse_object(body_text, body_len)) == NULL)
     goto done;
   why = check_claims(a, body);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "jsonrpc.h"
 #include "request_state.h"
 #include "sha256.h"
@@ -80,70 +81,6 @@ int request_state_key(unsigned char key[REQUEST_STATE_KEY_SIZE],
   }
   sha256_final(&ctx, key);
   return 0;
-}
-
-/* --- base64url, without padding ---------------------------------------- */
-
-static const char b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static void b64_encode(strbuf *out, const unsigned char *p, size_t len) {
-  char quad[4];
-  for (size_t i = 0; i < len; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16;
-    size_t n = len - i < 3 ? len - i : 3;
-    if (n > 1)
-      v |= (uint32_t)p[i + 1] << 8;
-    if (n > 2)
-      v |= p[i + 2];
-    quad[0] = b64[(v >> 18) & 63];
-    quad[1] = b64[(v >> 12) & 63];
-    quad[2] = b64[(v >> 6) & 63];
-    quad[3] = b64[v & 63];
-    strbuf_append(out, quad, n + 1);
-  }
-}
-
-static int b64_value(char c) {
-  const char *at = c != '\0' ? strchr(b64, c) : NULL;
-  return at != NULL ? (int)(at - b64) : -1;
-}
-
-/* Decodes `len` characters into a malloc'ed buffer (NUL-terminated for
- * the JSON parser); NULL when they are not base64url. */
-static unsigned char *b64_decode(const char *s, size_t len, size_t *out_len) {
-  unsigned char *out = malloc(len * 3 / 4 + 2);
-  uint32_t acc = 0;
-  size_t n = 0;
-  int bits = 0;
-
-  if (out == NULL || len % 4 == 1) {
-    free(out);
-    return NULL;
-  }
-  for (size_t i = 0; i < len; i++) {
-    int v = b64_value(s[i]);
-    if (v < 0) {
-      free(out);
-      return NULL;
-    }
-    acc = (acc << 6) | (uint32_t)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[n++] = (unsigned char)(acc >> bits);
-    }
-  }
-  /* Only the canonical encoding: bits left over past the last byte must
-   * be zero, or two strings would carry the same state (and an altered
-   * last character would still pass the MAC). */
-  if ((acc & ((1u << bits) - 1)) != 0) {
-    free(out);
-    return NULL;
-  }
-  out[n] = '\0';
-  *out_len = n;
-  return out;
 }
 
 /* --- canonical JSON and the binding ------------------------------------ */
@@ -254,12 +191,12 @@ char *request_state_seal(const unsigned char key[REQUEST_STATE_KEY_SIZE],
                                          : json_object_new_object());
   text = jsonrpc_to_string(payload, &len);
   strbuf_puts(&out, STATE_VERSION);
-  b64_encode(&out, (const unsigned char *)text, len);
+  base64url_encode(&out, (const unsigned char *)text, len);
   json_object_put(payload);
   if (!out.failed) {
     mac_of(key, out.data, out.len, mac);
     strbuf_puts(&out, ".");
-    b64_encode(&out, mac, sizeof(mac));
+    base64url_encode(&out, mac, sizeof(mac));
   }
   if (!out.failed && (result = malloc(out.len + 1)) != NULL) {
     memcpy(result, out.data, out.len);
@@ -283,7 +220,8 @@ int request_state_open(const unsigned char key[REQUEST_STATE_KEY_SIZE],
   *answers = NULL;
   if (strncmp(state, STATE_VERSION, strlen(STATE_VERSION)) != 0 ||
       (dot = strchr(state + strlen(STATE_VERSION), '.')) == NULL ||
-      (given = b64_decode(dot + 1, strlen(dot + 1), &given_len)) == NULL ||
+      (given = base64url_decode_alloc(dot + 1, strlen(dot + 1), &given_len)) ==
+          NULL ||
       given_len != SHA256_SIZE) {
     snprintf(why, why_len, "requestState is not one this server issued");
     goto out;
@@ -296,9 +234,9 @@ int request_state_open(const unsigned char key[REQUEST_STATE_KEY_SIZE],
              "the same stateKeyFile)");
     goto out;
   }
-  payload_text =
-      b64_decode(state + strlen(STATE_VERSION),
-                 (size_t)(dot - state) - strlen(STATE_VERSION), &payload_len);
+  payload_text = base64url_decode_alloc(
+      state + strlen(STATE_VERSION),
+      (size_t)(dot - state) - strlen(STATE_VERSION), &payload_len);
   if (payload_text == NULL ||
       (payload = json_tokener_parse((const char *)payload_text)) == NULL ||
       !json_object_object_get_ex(payload, "b", &b) ||

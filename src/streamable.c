@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "base64.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "strbuf.h"
@@ -610,48 +611,6 @@ static unsigned modern_status(const char *text, size_t len) {
   json_object_put(m);
   json_tokener_free(tok);
   return status;
-}
-
-static int base64_digit(int c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
-
-/* Strict base64 (RFC 4648 section 4, padded): anything else is -1. */
-static int base64_decode(const char *in, size_t len, strbuf *out) {
-  if (len % 4 != 0)
-    return -1;
-  for (size_t i = 0; i < len; i += 4) {
-    unsigned long n = 0;
-    int pad = 0;
-    char bytes[3];
-    for (int k = 0; k < 4; k++) {
-      int d;
-      if (in[i + k] == '=') {
-        if (i + 4 != len || k < 2)
-          return -1;
-        pad++;
-        d = 0;
-      } else if (pad > 0 || (d = base64_digit((unsigned char)in[i + k])) < 0) {
-        return -1;
-      }
-      n = n << 6 | (unsigned long)d;
-    }
-    bytes[0] = (char)(n >> 16);
-    bytes[1] = (char)(n >> 8 & 0xff);
-    bytes[2] = (char)(n & 0xff);
-    strbuf_append(out, bytes, (size_t)(3 - pad));
-  }
-  return out->failed ? -1 : 0;
 }
 
 /* A request header as the modern era compares it, into `out`: spaces and
