@@ -248,7 +248,11 @@ describe('SDK 2.x client in auto mode over stdio', () => {
       stderr += d;
     });
     t.after(async () => {
+      const child = transport._process;
       await client.close().catch(() => {});
+      // A clean exit on EOF, which under the sanitizers also means no
+      // leak and no error report.
+      if (child) assert.equal(child.exitCode, 0, `mcpd exit ${child.exitCode} ${child.signalCode}: ${stderr}`);
     });
     // The probe runs on a sibling mcpd that gets server/discover, then
     // EOF: it has to leave at once for connect to be quick.
