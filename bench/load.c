@@ -9,7 +9,12 @@
  * --startup R it instead measures how long R fresh servers take from spawn
  * to an answered initialize.  Each server speaks stdio (load_stdio.c) or
  * Streamable HTTP (load_http.c), chosen by --transport and --transport-vs,
- * so one run can also compare a server with itself over the two.
+ * so one run can also compare a server with itself over the two.  In the
+ * same way --era and --era-vs choose the protocol era: legacy (initialize,
+ * then plain requests; over HTTP in a session) or modern (2026-07-28: no
+ * handshake, server/discover first, every request with its _meta envelope
+ * and, over HTTP, no session and the MCP-Protocol-Version, Mcp-Method and
+ * Mcp-Name headers).
  *
  * On a shared two-core machine the driver competes with the server for CPU,
  * so it is kept lean: a hand-rolled scan of each response for its top-level
@@ -231,6 +236,9 @@ static int result_member(load_scan *s, const char *k, size_t klen, void *arg) {
   if (key_is(k, klen, "isError") && s->end - s->p >= 4 &&
       memcmp(s->p, "true", 4) == 0)
     m->is_error = 1;
+  if (key_is(k, klen, "resultType") && s->end - s->p >= 10 &&
+      memcmp(s->p, "\"complete\"", 10) == 0)
+    m->complete = 1;
   return scan_value(s);
 }
 
@@ -284,21 +292,48 @@ static int64_t parse_id(const char *p, size_t len) {
   return v;
 }
 
+/* Whether a server/discover result offers the modern revision. */
+static int offers_modern(json_object *result) {
+  json_object *versions;
+  size_t i;
+
+  if (!json_object_object_get_ex(result, "supportedVersions", &versions) ||
+      !json_object_is_type(versions, json_type_array))
+    return 0;
+  for (i = 0; i < json_object_array_length(versions); i++) {
+    json_object *v = json_object_array_get_idx(versions, i);
+    if (json_object_is_type(v, json_type_string) &&
+        strcmp(json_object_get_string(v), LOAD_MODERN_VERSION) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* Checks the answer to request 0: initialize, or in the modern era
+ * server/discover. */
 static void handle_init_response(load_run *r, const char *line, size_t len,
                                  uint64_t now) {
   json_tokener *tok;
   json_object *msg;
   json_object *result;
   json_object *version;
+  int ok;
 
   tok = json_tokener_new();
   if (tok == NULL)
     load_fatal("json_tokener_new");
   msg = json_tokener_parse_ex(tok, line, (int)len);
-  if (msg == NULL || !json_object_object_get_ex(msg, "result", &result) ||
-      !json_object_object_get_ex(result, "protocolVersion", &version) ||
-      !json_object_is_type(version, json_type_string)) {
-    load_report(r, "bad initialize response", line, len);
+  ok = msg != NULL && json_object_object_get_ex(msg, "result", &result);
+  if (ok && r->modern)
+    ok = offers_modern(result);
+  else if (ok)
+    ok = json_object_object_get_ex(result, "protocolVersion", &version) &&
+         json_object_is_type(version, json_type_string);
+  if (!ok) {
+    load_report(r,
+                r->modern ? "bad server/discover response"
+                          : "bad initialize response",
+                line, len);
     r->broken = 1;
   }
   json_object_put(msg);
@@ -368,6 +403,9 @@ int64_t load_handle_message(load_run *r, const char *text, size_t len,
     load_report(r, "response without result", text, len);
   else if (m.is_error)
     load_report(r, "tool result with isError", text, len);
+  else if (r->modern && !m.complete)
+    load_report(r, "modern result without \"resultType\":\"complete\"", text,
+                len);
   else if (load_opt.expect != NULL &&
            memmem(m.result, m.result_len, load_opt.expect,
                   strlen(load_opt.expect)) == NULL)
@@ -648,13 +686,13 @@ static int run_load(load_run *servers, int count) {
   for (i = 0; i < count; i++) {
     r = &servers[i];
     qsort(r->lat, r->nlat, sizeof(*r->lat), cmp_u64);
-    printf("label=%s server=%d transport=%s method=%s n=%" PRId64 " w=%" PRId64
-           " calls_per_s=%.1f median_chunk_per_s=%.1f p50_us=%.1f"
+    printf("label=%s server=%d transport=%s era=%s method=%s n=%" PRId64
+           " w=%" PRId64 " calls_per_s=%.1f median_chunk_per_s=%.1f p50_us=%.1f"
            " p99_us=%.1f max_us=%.1f rss_kib=%ld maxrss_kib=%ld"
            " worker_rss_kib=%ld errors=%" PRId64 "\n",
            load_opt.label ? load_opt.label : "-", r->index, r->tp->name,
-           load_opt.method, load_opt.n, load_opt.window,
-           r->busy_ns > 0 ? r->nlat / (r->busy_ns / 1e9) : 0.0,
+           r->modern ? "modern" : "legacy", load_opt.method, load_opt.n,
+           load_opt.window, r->busy_ns > 0 ? r->nlat / (r->busy_ns / 1e9) : 0.0,
            median_chunk_rate(r), pct_us(r->lat, r->nlat, 0.50),
            pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 1.0),
            r->hwm_kib, r->maxrss_kib, r->worker_hwm_kib, r->errors);
@@ -728,12 +766,14 @@ static int run_startup(load_run *servers, int count) {
   return total ? 1 : 0;
 }
 
-/* Builds the part of every request that follows the id, checking --args. */
+/* Builds the part of every request that follows the id, checking --args;
+ * in the modern era with the envelope in params._meta. */
 static void build_request(load_run *r, const char *tool, const char *args) {
   json_object *a;
   json_object *name;
   load_buf b;
 
+  r->tool = tool;
   memset(&b, 0, sizeof(b));
   load_buf_adds(&b, ",\"method\":");
   name = json_object_new_string(load_opt.method);
@@ -754,9 +794,13 @@ static void build_request(load_run *r, const char *tool, const char *args) {
     load_buf_adds(
         &b, json_object_to_json_string_ext(
                 a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    if (r->modern)
+      load_buf_adds(&b, ",\"_meta\":{" LOAD_MODERN_META "}");
     load_buf_adds(&b, "}");
     json_object_put(name);
     json_object_put(a);
+  } else if (r->modern) {
+    load_buf_adds(&b, ",\"params\":{\"_meta\":{" LOAD_MODERN_META "}}");
   }
   load_buf_adds(&b, "}\n");
   r->req_suffix = b.base;
@@ -788,6 +832,11 @@ static void usage(FILE *f) {
           "  --transport T      stdio or http (default stdio)\n"
           "  --transport-vs T   transport of the --vs server (default"
           " --transport)\n"
+          "  --era E            legacy (initialize, then requests) or modern"
+          "\n"
+          "                     (2026-07-28: no handshake, _meta on every"
+          " request)\n"
+          "  --era-vs E         era of the --vs server (default --era)\n"
           "  -q, --quiet        send the server's stderr to /dev/null\n"
           "With --vs, both servers run interleaved, one line each.\n"
           "Over http the server must listen on port 0 and log \"listening on"
@@ -808,6 +857,16 @@ static int64_t parse_count(const char *s, const char *what, int64_t min) {
     exit(2);
   }
   return v;
+}
+
+/* 1 for the modern era, 0 for the legacy one. */
+static int parse_era(const char *name) {
+  if (strcmp(name, "legacy") == 0)
+    return 0;
+  if (strcmp(name, "modern") == 0)
+    return 1;
+  fprintf(stderr, "mcpd-load: bad era: %s (legacy or modern)\n", name);
+  exit(2);
 }
 
 static const load_transport *parse_transport(const char *name) {
@@ -833,6 +892,8 @@ int main(int argc, char **argv) {
       {"timeout", required_argument, NULL, 'T'},
       {"transport", required_argument, NULL, 'x'},
       {"transport-vs", required_argument, NULL, 'X'},
+      {"era", required_argument, NULL, 'E'},
+      {"era-vs", required_argument, NULL, 'F'},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -843,6 +904,8 @@ int main(int argc, char **argv) {
   const char *tool_vs;
   const load_transport *tp;
   const load_transport *tp_vs;
+  int era;
+  int era_vs;
   int count;
   int i;
   const char *args;
@@ -857,6 +920,8 @@ int main(int argc, char **argv) {
   tool_vs = NULL;
   tp = &load_stdio_transport;
   tp_vs = NULL;
+  era = 0;
+  era_vs = -1;
   args = "{\"text\":\"hello\"}";
 
   while ((c = getopt_long(argc, argv, "+n:w:qh", longopts, NULL)) != -1) {
@@ -903,6 +968,12 @@ int main(int argc, char **argv) {
     case 'X':
       tp_vs = parse_transport(optarg);
       break;
+    case 'E':
+      era = parse_era(optarg);
+      break;
+    case 'F':
+      era_vs = parse_era(optarg);
+      break;
     case 'q':
       load_opt.quiet = 1;
       break;
@@ -925,6 +996,8 @@ int main(int argc, char **argv) {
   servers[0].index = 1;
   servers[0].tp = tp;
   servers[1].tp = tp_vs ? tp_vs : tp;
+  servers[0].modern = era;
+  servers[1].modern = era_vs >= 0 ? era_vs : era;
   count = 1;
   for (i = optind; i < argc; i++) {
     if (strcmp(argv[i], "--vs") == 0) {
@@ -941,6 +1014,12 @@ int main(int argc, char **argv) {
   }
   if (load_opt.chunk == 0)
     load_opt.chunk = count == 2 ? 2000 : load_opt.n;
+  if ((servers[0].modern || (count == 2 && servers[1].modern)) &&
+      strcmp(load_opt.method, "ping") == 0) {
+    fprintf(stderr, "mcpd-load: the modern era has no ping; use --method "
+                    "tools/call or a list\n");
+    return 2;
+  }
   build_request(&servers[0], tool, args);
   build_request(&servers[1], tool_vs ? tool_vs : tool, args);
 

@@ -18,6 +18,9 @@
 
 #define LOAD_READ_CHUNK 65536
 #define LOAD_PROTOCOL_VERSION "2025-11-25"
+/* The stateless revision (--era modern): no initialize, every request
+ * carries the envelope below in params._meta. */
+#define LOAD_MODERN_VERSION "2026-07-28"
 
 /* The params and client info of the one initialize request, shared by
  * both transports. */
@@ -25,6 +28,20 @@
   "\"params\":{\"protocolVersion\":\"" LOAD_PROTOCOL_VERSION "\","             \
   "\"capabilities\":{},"                                                       \
   "\"clientInfo\":{\"name\":\"mcpd-load\",\"version\":\"0.1\"}}"
+
+/* The per-request envelope of the modern era: the members of
+ * params._meta a client such as the TypeScript SDK 2.x sends with every
+ * request (version, capabilities, client info), without the braces. */
+#define LOAD_MODERN_META                                                       \
+  "\"io.modelcontextprotocol/protocolVersion\":\"" LOAD_MODERN_VERSION "\","   \
+  "\"io.modelcontextprotocol/clientCapabilities\":{},"                         \
+  "\"io.modelcontextprotocol/clientInfo\":"                                    \
+  "{\"name\":\"mcpd-load\",\"version\":\"0.1\"}"
+
+/* The first request of a modern run, in place of initialize. */
+#define LOAD_DISCOVER_REQUEST                                                  \
+  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\","              \
+  "\"params\":{\"_meta\":{" LOAD_MODERN_META "}}}"
 
 typedef struct load_buf {
   char *base;
@@ -46,6 +63,8 @@ typedef struct load_message {
   int has_error;
   int has_result;
   int is_error;
+  /* The result has "resultType":"complete" (the modern era's). */
+  int complete;
   const char *result;
   size_t result_len;
 } load_message;
@@ -55,7 +74,9 @@ typedef struct load_transport {
   /* Starts r->argv and sets r->pid.  Exits the driver if it cannot. */
   void (*spawn)(load_run *r);
   /* Sends initialize (id 0) and then notifications/initialized, running
-   * until both are done or the run broke. */
+   * until both are done or the run broke.  In the modern era, where there
+   * is no handshake, it sends server/discover (id 0) instead, as a client
+   * in the SDKs' auto mode does first. */
   void (*initialize)(load_run *r);
   /* Tops the window up and handles responses until the current phase is
    * answered (r->answered >= r->phase_total) or the run broke. */
@@ -77,6 +98,10 @@ struct load_run {
   char **argv;
   int index;
   const load_transport *tp;
+  /* Whether this server is driven in the modern era (--era modern). */
+  int modern;
+  /* The tool of tools/call, which HTTP also names in Mcp-Name. */
+  const char *tool;
   /* The request text after the id, which names the method and tool. */
   char *req_suffix;
   size_t req_suffix_len;

@@ -226,9 +226,19 @@ static void send_request(load_run *r, http_conn *c, int64_t id) {
   send_post(r, c, id, b->base, b->len);
 }
 
-/* Builds the request head; with a session, every request names it and the
- * protocol version. */
-static void build_head(load_http *h, int with_session) {
+/* What a request head names besides the body's length. */
+enum http_head {
+  HTTP_HEAD_BARE,    /* initialize: nothing more */
+  HTTP_HEAD_SESSION, /* in a legacy session: the session and version */
+  HTTP_HEAD_MODERN   /* a modern request: version, method and name */
+};
+
+/* Builds the request head.  A modern request names no session but its
+ * version, its method and, for tools/call, its tool (reference section
+ * 6), which mcpd checks against the body: so every modern request must be
+ * of `method` and `name`. */
+static void build_head(load_http *h, enum http_head kind, const char *method,
+                       const char *name) {
   load_buf *b = &h->head;
 
   b->len = 0;
@@ -238,10 +248,20 @@ static void build_head(load_http *h, int with_session) {
   load_buf_adds(b, h->authority);
   load_buf_adds(b, "\r\nContent-Type: application/json\r\n"
                    "Accept: application/json, text/event-stream\r\n");
-  if (with_session) {
+  if (kind == HTTP_HEAD_SESSION) {
     load_buf_adds(b, "Mcp-Session-Id: ");
     load_buf_adds(b, h->session);
     load_buf_adds(b, "\r\nMCP-Protocol-Version: " LOAD_PROTOCOL_VERSION "\r\n");
+  } else if (kind == HTTP_HEAD_MODERN) {
+    load_buf_adds(b, "MCP-Protocol-Version: " LOAD_MODERN_VERSION "\r\n"
+                     "Mcp-Method: ");
+    load_buf_adds(b, method);
+    load_buf_adds(b, "\r\n");
+    if (name != NULL) {
+      load_buf_adds(b, "Mcp-Name: ");
+      load_buf_adds(b, name);
+      load_buf_adds(b, "\r\n");
+    }
   }
   load_buf_adds(b, "Content-Length: ");
 }
@@ -796,6 +816,22 @@ static void pump(load_run *r) {
   }
 }
 
+/* The modern era's start: server/discover, then every request with the
+ * headers of the driven method, and no session. */
+static void discover(load_run *r) {
+  static const char request[] = LOAD_DISCOVER_REQUEST;
+  load_http *h = r->http;
+
+  build_head(h, HTTP_HEAD_MODERN, "server/discover", NULL);
+  r->t_send[0] = load_now_ns();
+  send_post(r, &h->conns[0], 0, request, sizeof(request) - 1);
+  pump(r);
+  if (r->broken)
+    return;
+  build_head(h, HTTP_HEAD_MODERN, load_opt.method,
+             strcmp(load_opt.method, "tools/call") == 0 ? r->tool : NULL);
+}
+
 static void initialize(load_run *r) {
   static const char request[] =
       "{\"jsonrpc\":\"2.0\",\"id\":0,"
@@ -809,8 +845,12 @@ static void initialize(load_run *r) {
   wait_listening(r);
   if (r->broken)
     return;
+  if (r->modern) {
+    discover(r);
+    return;
+  }
 
-  build_head(h, 0);
+  build_head(h, HTTP_HEAD_BARE, NULL, NULL);
   r->t_send[0] = load_now_ns();
   send_post(r, &h->conns[0], 0, request, sizeof(request) - 1);
   pump(r);
@@ -825,7 +865,7 @@ static void initialize(load_run *r) {
     r->broken = 1;
     return;
   }
-  build_head(h, 1);
+  build_head(h, HTTP_HEAD_SESSION, NULL, NULL);
   send_post(r, &h->conns[0], HTTP_NOTIFICATION, initialized,
             sizeof(initialized) - 1);
   pump(r);

@@ -182,16 +182,20 @@ static void spawn_server(load_run *r) {
     load_fatal("fcntl");
 }
 
-/* Queues initialize and runs until it is answered. */
+/* Queues initialize (in the modern era server/discover) and runs until it
+ * is answered. */
 static void initialize(load_run *r) {
-  load_buf_adds(&r->out,
-                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
-                "" LOAD_INITIALIZE_PARAMS "}\n");
+  if (r->modern)
+    load_buf_adds(&r->out, LOAD_DISCOVER_REQUEST "\n");
+  else
+    load_buf_adds(&r->out,
+                  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+                  "" LOAD_INITIALIZE_PARAMS "}\n");
   r->t_send[0] = load_now_ns();
   r->next_id = 1;
   r->phase_total = 0;
   pump(r);
-  if (r->broken)
+  if (r->broken || r->modern)
     return;
   load_buf_adds(
       &r->out,

@@ -144,6 +144,24 @@ while [ "$rep" -le "$reps" ]; do
     -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
     --no-watch \
     --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
+  # The 2026-07-28 revision (issue 14): the same mcpd and echo call in the
+  # modern era (no handshake, the _meta envelope on every request; over
+  # HTTP no session, and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+  # headers) against the legacy one: what the per-request envelope costs.
+  measure modern-stdio "$rep" modern legacy --era modern --era-vs legacy \
+    -n "$n" -w 1 \
+    --method tools/call --tool echo --args '{"text":"hello"}' \
+    --expect '"hello"' \
+    -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
+    --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
+  measure modern-http "$rep" modern legacy --transport http \
+    --era modern --era-vs legacy -n "$hn" -w 1 --chunk 1000 \
+    --method tools/call --tool echo --args '{"text":"hello"}' \
+    --expect '"hello"' \
+    -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
+    --no-watch \
+    --vs "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
+    --no-watch
   rep=$((rep + 1))
 done
 
@@ -283,6 +301,13 @@ END {
     fmt("%.0f", median(lists["http-stdio" SUBSEP "stdio"])), \
     ratio_list("http-stdio", "rate", "http", "stdio"))
   print "(http/stdio row: both columns are mcpd, over HTTP and over stdio)"
+
+  pair_rate_row("echo calls/s, modern vs legacy, stdio", "modern-stdio", \
+    "modern", "legacy", 0.9)
+  pair_rate_row("echo calls/s, modern vs legacy, HTTP", "modern-http", \
+    "modern", "legacy", 0.9)
+  print "(modern rows: both columns are mcpd, 1 in flight, in the 2026-07-28"
+  print " era and in the legacy one)"
 
   if (have_many == "yes") {
     q = ratio_list("tools", "p50", "10000", "10")
