@@ -866,11 +866,15 @@ void session_handle_line(session *s, const char *line, size_t len) {
     send_msg(s, jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, text, NULL));
     return;
   }
+  session_handle_json(s, obj);
+  json_object_put(obj);
+}
+
+void session_handle_json(session *s, json_object *obj) {
   if (json_object_is_type(obj, json_type_array))
     handle_batch(s, obj);
   else
     handle_message(s, obj, NULL);
-  json_object_put(obj);
 }
 
 void session_oversize(session *s, size_t max) {

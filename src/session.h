@@ -178,6 +178,9 @@ void session_free(session *s);
 
 /* Handles one framed message. */
 void session_handle_line(session *s, const char *line, size_t len);
+/* The same for a message the transport already parsed with
+ * jsonrpc_parse() (borrowed): an object, or an array (a batch). */
+void session_handle_json(session *s, json_object *obj);
 /* A message larger than the limit arrived; answers -32600. */
 void session_oversize(session *s, size_t max);
 

@@ -142,6 +142,7 @@ struct streamable {
   http_exchange *current;
   int current_answered;
   uv_timer_t tick;
+  json_tokener *tok; /* for POST bodies */
   int refusing;
   int closing; /* the closes still to finish */
   void (*done)(void *arg);
@@ -504,20 +505,19 @@ static void scan_message(json_object *m, body_info *bi) {
     bi->initialize = 1;
 }
 
-/* Parses a POST body; answers 400 itself when it is not JSON. */
-static int parse_body(http_exchange *x, const char *body, size_t len,
-                      body_info *bi) {
-  json_tokener *tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+/* Parses a POST body, once: the session gets the parsed message.
+ * Answers 400 itself when it is not JSON-RPC's JSON. */
+static int parse_body(streamable *h, http_exchange *x, const char *body,
+                      size_t len, body_info *bi) {
+  const char *why = "out of memory";
+  char text[200];
+
   memset(bi, 0, sizeof(*bi));
-  bi->obj = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
-  if (bi->obj == NULL || json_tokener_get_error(tok) != json_tokener_success) {
-    json_tokener_free(tok);
-    json_object_put(bi->obj);
-    bi->obj = NULL;
-    respond_error(x, 400, JSONRPC_PARSE_ERROR, "Parse error: invalid JSON");
+  if (h->tok == NULL || jsonrpc_parse(h->tok, body, len, &bi->obj, &why) != 0) {
+    snprintf(text, sizeof(text), "Parse error: %s", why);
+    respond_error(x, 400, JSONRPC_PARSE_ERROR, text);
     return -1;
   }
-  json_tokener_free(tok);
   if (json_object_is_type(bi->obj, json_type_array)) {
     for (size_t i = 0; i < json_object_array_length(bi->obj); i++)
       scan_message(json_object_array_get_idx(bi->obj, i), bi);
@@ -773,15 +773,12 @@ static void mpost_free(mpost *p) {
   if (!p->done && p->id != NULL) {
     json_object *params = json_object_new_object();
     json_object *note;
-    size_t len;
-    const char *text;
     json_object_object_add(params, "requestId", json_object_get(p->id));
     json_object_object_add(
         params, "reason",
         json_object_new_string("the client closed the connection"));
     note = jsonrpc_notification("notifications/cancelled", params);
-    text = jsonrpc_to_string(note, &len);
-    session_handle_line(p->session, text, len);
+    session_handle_json(p->session, note);
     json_object_put(note);
   }
   h->cb.close(h->cb.arg, p->session);
@@ -790,8 +787,7 @@ static void mpost_free(mpost *p) {
 }
 
 /* A POST routed to the modern era, `bi` its parsed body. */
-static void post_modern(streamable *h, http_exchange *x, body_info *bi,
-                        const char *body, size_t len) {
+static void post_modern(streamable *h, http_exchange *x, body_info *bi) {
   const char *header = http_exchange_header(x, "MCP-Protocol-Version");
   json_object *meta, *version;
   jsonrpc_msg m;
@@ -851,7 +847,7 @@ static void post_modern(streamable *h, http_exchange *x, body_info *bi,
   h->modern_posts = p;
   h->n_modern_posts++;
   http_exchange_set_data(x, p);
-  session_handle_line(p->session, body, len);
+  session_handle_json(p->session, bi->obj);
 }
 
 /* Which era a POST to /mcp takes (reference section 1).  Returns 1 for
@@ -919,11 +915,11 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
                   "application/json");
     return;
   }
-  if (parse_body(x, body, len, &bi) != 0)
+  if (parse_body(h, x, body, len, &bi) != 0)
     return;
   switch (post_era(x, sid, &bi)) {
   case 1:
-    post_modern(h, x, &bi, body, len);
+    post_modern(h, x, &bi);
     goto out;
   case -1:
     goto out;
@@ -958,7 +954,7 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
   }
   h->current = x;
   h->current_answered = 0;
-  session_handle_line(hs->session, body, len);
+  session_handle_json(hs->session, bi.obj);
   h->current = NULL;
   if (c == NULL) {
     /* Notifications and responses only: accepted, unless the session
@@ -1080,12 +1076,12 @@ static void post_messages(streamable *h, http_exchange *x, const char *body,
     respond_error(x, 404, JSONRPC_INVALID_REQUEST, "Session not found");
     return;
   }
-  if (parse_body(x, body, len, &bi) != 0)
+  if (parse_body(h, x, body, len, &bi) != 0)
     return;
-  json_object_put(bi.obj);
   hs->last_used = uv_now(h->loop);
   http_exchange_respond(x, 202, "text/plain", "Accepted", 8);
-  session_handle_line(hs->session, body, len);
+  session_handle_json(hs->session, bi.obj);
+  json_object_put(bi.obj);
 }
 
 /* With a token source: serves the protected-resource metadata (RFC 9728),
@@ -1301,11 +1297,13 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
   h->loop = loop;
   h->opts = o;
   h->cb = *cb;
+  h->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
   tcb.arg = h;
   h->http = http_transport_new(loop, o->listen, o->max_message,
                                (const char *const *)o->allow_hosts,
                                o->n_allow_hosts, &tcb);
   if (h->http == NULL) {
+    json_tokener_free(h->tok);
     free(h);
     return NULL;
   }
@@ -1350,6 +1348,7 @@ static void closed_part(streamable *h) {
   if (--h->closing > 0)
     return;
   auth_free(h->auth);
+  json_tokener_free(h->tok);
   free(h);
   if (done != NULL)
     done(arg);
