@@ -1,6 +1,9 @@
 # Bundled plugins, installed into $(pluginsdir).  Each is one shared object
 # that exports only `mcpd_plugin` (see PLUGIN_LDFLAGS in Makefile.am).
 
+# Reading a config object, shared by the plugins that have one.
+PLUGIN_CONFIG = plugins/common/plugin_config.c plugins/common/plugin_config.h
+
 plugins_LTLIBRARIES += plugins/echo.la
 plugins_echo_la_SOURCES = plugins/echo/echo.c
 plugins_echo_la_LDFLAGS = $(PLUGIN_LDFLAGS)
@@ -17,7 +20,7 @@ plugins_calc_la_LIBADD = $(JSONC_LIBS) $(LIBM)
 plugins_LTLIBRARIES += plugins/fs.la
 plugins_fs_la_SOURCES = plugins/fs/fs.c plugins/fs/fs.h \
 	plugins/fs/resolve.c plugins/fs/tools.c plugins/fs/util.c \
-	plugins/fs/watch.c
+	plugins/fs/watch.c $(PLUGIN_CONFIG)
 plugins_fs_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
 plugins_fs_la_CFLAGS = $(AM_CFLAGS) -pthread
 plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
@@ -29,7 +32,7 @@ EXTRA_DIST += plugins/fs/README.md
 # its query from the loop thread.
 if HAVE_SQLITE
 plugins_LTLIBRARIES += plugins/sqlite.la
-plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.c
+plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.c $(PLUGIN_CONFIG)
 plugins_sqlite_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -pthread
 plugins_sqlite_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_sqlite_la_LIBADD = $(JSONC_LIBS) $(SQLITE_LIBS)
@@ -42,7 +45,7 @@ if HAVE_CURL
 plugins_LTLIBRARIES += plugins/fetch.la
 plugins_fetch_la_SOURCES = plugins/fetch/fetch.c plugins/fetch/fetch.h \
 	plugins/fetch/http.c plugins/fetch/html.c plugins/fetch/policy.c \
-	plugins/fetch/robots.c plugins/fetch/util.c
+	plugins/fetch/robots.c plugins/fetch/util.c $(PLUGIN_CONFIG)
 plugins_fetch_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
 plugins_fetch_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -pthread
 plugins_fetch_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread

@@ -20,6 +20,7 @@
 
 #include "config.h"
 
+#include "../common/plugin_config.h"
 #include "fetch.h"
 
 #define FETCH_DEFAULT_MAX_BYTES (5 * 1024 * 1024)
@@ -340,40 +341,6 @@ static const mcpd_tool tools[] = {
 };
 
 /* --- configuration ------------------------------------------------------- */
-
-MCPD_PRINTF(3, 4)
-static int config_error(const mcpd_host *host, char **errmsg, const char *fmt,
-                        ...) {
-  char text[512];
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof(text), fmt, ap);
-  va_end(ap);
-  *errmsg = host->mprintf("config: %s", text);
-  return MCPD_ERROR;
-}
-
-static int config_int(const mcpd_host *host, char **errmsg, const char *key,
-                      json_object *v, int64_t lo, int64_t hi, int64_t *out) {
-  int64_t n;
-
-  if (!json_object_is_type(v, json_type_int) ||
-      (n = json_object_get_int64(v)) < lo || n > hi)
-    return config_error(host, errmsg,
-                        "\"%s\" must be an integer from %lld to %lld", key,
-                        (long long)lo, (long long)hi);
-  *out = n;
-  return MCPD_OK;
-}
-
-static int config_bool(const mcpd_host *host, char **errmsg, const char *key,
-                       json_object *v, int *out) {
-  if (!json_object_is_type(v, json_type_boolean))
-    return config_error(host, errmsg, "\"%s\" must be true or false", key);
-  *out = json_object_get_boolean(v);
-  return MCPD_OK;
-}
 
 static int config_hosts(const mcpd_host *host, char **errmsg, const char *key,
                         json_object *v, struct fetch_hosts *list) {

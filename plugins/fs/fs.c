@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/plugin_config.h"
 #include "fs.h"
 
 #define FS_DEFAULT_MAX_READ_BYTES (1024 * 1024)
@@ -359,39 +360,14 @@ static void list_files(struct fs_state *st) {
 
 /* --- configuration ------------------------------------------------------- */
 
-/* Reports a configuration error through *errmsg; returns MCPD_ERROR. */
-MCPD_PRINTF(3, 4)
-static int config_error(const mcpd_host *host, char **errmsg, const char *fmt,
-                        ...) {
-  char text[512];
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof(text), fmt, ap);
-  va_end(ap);
-  *errmsg = host->mprintf("config: %s", text);
-  return MCPD_ERROR;
-}
-
 /* `key` as an integer in [lo, hi] into *out. */
 static int config_size(const mcpd_host *host, char **errmsg, const char *key,
                        json_object *v, int64_t lo, int64_t hi, size_t *out) {
   int64_t n;
 
-  if (!json_object_is_type(v, json_type_int) ||
-      (n = json_object_get_int64(v)) < lo || n > hi)
-    return config_error(host, errmsg,
-                        "\"%s\" must be an integer from %lld to %lld", key,
-                        (long long)lo, (long long)hi);
+  if (config_int(host, errmsg, key, v, lo, hi, &n) != MCPD_OK)
+    return MCPD_ERROR;
   *out = (size_t)n;
-  return MCPD_OK;
-}
-
-static int config_bool(const mcpd_host *host, char **errmsg, const char *key,
-                       json_object *v, int *out) {
-  if (!json_object_is_type(v, json_type_boolean))
-    return config_error(host, errmsg, "\"%s\" must be true or false", key);
-  *out = json_object_get_boolean(v);
   return MCPD_OK;
 }
 

@@ -35,6 +35,8 @@
 
 #include <mcpd.h>
 
+#include "../common/plugin_config.h"
+
 #define SQ_DEFAULT_MAX_ROWS 1000
 #define SQ_DEFAULT_TIMEOUT_MS 10000
 #define SQ_DEFAULT_MAX_CELL_BYTES 65536
@@ -1479,32 +1481,6 @@ static const mcpd_prompt prompts[] = {
 };
 
 /* --- configuration -------------------------------------------------------- */
-
-MCPD_PRINTF(3, 4)
-static int config_error(const mcpd_host *host, char **errmsg, const char *fmt,
-                        ...) {
-  char text[1024];
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof(text), fmt, ap);
-  va_end(ap);
-  *errmsg = host->mprintf("config: %s", text);
-  return MCPD_ERROR;
-}
-
-static int config_int(const mcpd_host *host, char **errmsg, const char *key,
-                      json_object *v, int64_t lo, int64_t hi, int64_t *out) {
-  int64_t n;
-
-  if (!json_object_is_type(v, json_type_int) ||
-      (n = json_object_get_int64(v)) < lo || n > hi)
-    return config_error(host, errmsg,
-                        "\"%s\" must be an integer from %lld to %lld", key,
-                        (long long)lo, (long long)hi);
-  *out = n;
-  return MCPD_OK;
-}
 
 static int valid_name(const char *s) {
   size_t n = strlen(s);
