@@ -90,8 +90,12 @@ case "$mode" in
     echo "setup.sh: installed $(command -v mcpd || echo /usr/local/bin/mcpd)" >&2
     ;;
   test)
+    # npm ci when a pinned package is missing or the lock file changed.
     if [ ! -d "$top/tests/node_modules/@modelcontextprotocol/sdk" ] ||
-      [ ! -d "$top/tests/node_modules/@modelcontextprotocol/conformance" ]; then
+      [ ! -d "$top/tests/node_modules/@modelcontextprotocol/client" ] ||
+      [ ! -d "$top/tests/node_modules/conformance-next" ] ||
+      [ "$top/tests/package-lock.json" -nt \
+        "$top/tests/node_modules/.package-lock.json" ]; then
       npm ci --prefix "$top/tests" --no-audit --no-fund --loglevel=error
     fi
     if [ "$asan" = yes ]; then
