@@ -101,14 +101,20 @@ static void call_done(mcpd_call *c, int status) {
 }
 
 int call_exec_init(call_exec *e, uv_loop_t *loop) {
+  int rc;
   memset(e, 0, sizeof(*e));
   e->loop = loop;
   atomic_init(&e->log_floor, 8);
-  return hostq_init(&e->queue, loop);
+  if ((rc = hostq_init(&e->queue, loop)) != 0)
+    return rc;
+  uv_timer_init(loop, &e->deadline_timer);
+  e->deadline_timer.data = e;
+  return 0;
 }
 
 void call_exec_close(call_exec *e) {
   hostq_close(&e->queue);
+  uv_close((uv_handle_t *)&e->deadline_timer, NULL);
 }
 
 void call_exec_want_logs(call_exec *e, int level) {
@@ -423,14 +429,13 @@ static void call_free(mcpd_call *c) {
   free(c);
 }
 
-/* --- deadlines ---------------------------------------------------------- */
+/* --- deadlines ----------------------------------------------------------
+ *
+ * One timer per exec, armed for the soonest deadline of a list kept in
+ * due order: a call starts and ends without a timer handle of its own.
+ * Most calls share one deadline length, so a new one goes at the tail and
+ * the walk back from there is short. */
 
-static void deadline_closed_cb(uv_handle_t *h) {
-  free(h);
-}
-
-/* The call ran past its deadline: its client gets an error now, the
- * plugin is told to cancel, and whatever it produces later is dropped. */
 /* Answers the call's request now with error `code` and `msg` (and
  * `data`, taken over), and detaches it: the call goes on without it. */
 static void answer_early(mcpd_call *c, int code, const char *msg,
@@ -442,8 +447,9 @@ static void answer_early(mcpd_call *c, int code, const char *msg,
   request_fail(r, code, msg, data);
 }
 
-static void deadline_cb(uv_timer_t *t) {
-  mcpd_call *c = t->data;
+/* The call ran past its deadline: its client gets an error now, the
+ * plugin is told to cancel, and whatever it produces later is dropped. */
+static void deadline_passed(mcpd_call *c) {
   json_object *data;
   char msg[300];
 
@@ -478,20 +484,70 @@ void call_abandon(mcpd_call *c) {
   answer_early(c, JSONRPC_CONNECTION_CLOSED, msg, data);
 }
 
-static void deadline_start(mcpd_call *c, uint64_t ms) {
-  if (ms == 0 || (c->deadline = malloc(sizeof(*c->deadline))) == NULL)
-    return;
-  c->deadline_ms = ms;
-  uv_timer_init(c->exec->loop, c->deadline);
-  c->deadline->data = c;
-  uv_timer_start(c->deadline, deadline_cb, ms, 0);
+static void deadline_timer_cb(uv_timer_t *t);
+
+/* Arms the exec's timer for its soonest deadline. */
+static void deadline_arm(call_exec *e) {
+  uint64_t now = uv_now(e->loop), due = e->deadlines->deadline_due;
+  uv_timer_start(&e->deadline_timer, deadline_timer_cb,
+                 due > now ? due - now : 0, 0);
 }
 
-static void deadline_stop(mcpd_call *c) {
-  if (c->deadline != NULL) {
-    uv_close((uv_handle_t *)c->deadline, deadline_closed_cb);
-    c->deadline = NULL;
+static void deadline_start(mcpd_call *c, uint64_t ms) {
+  call_exec *e = c->exec;
+  mcpd_call *after = e->deadlines_tail;
+
+  if (ms == 0)
+    return;
+  c->deadline_ms = ms;
+  c->deadline_due = uv_now(e->loop) + ms;
+  while (after != NULL && after->deadline_due > c->deadline_due)
+    after = after->deadline_prev;
+  c->deadline_prev = after;
+  c->deadline_next = after != NULL ? after->deadline_next : e->deadlines;
+  if (c->deadline_next != NULL)
+    c->deadline_next->deadline_prev = c;
+  else
+    e->deadlines_tail = c;
+  if (after != NULL) {
+    after->deadline_next = c;
+  } else {
+    e->deadlines = c;
+    deadline_arm(e);
   }
+}
+
+/* Takes the call's deadline out of the list.  A timer armed for it may
+ * still fire; it then finds nothing due and re-arms. */
+static void deadline_stop(mcpd_call *c) {
+  call_exec *e = c->exec;
+  if (c->deadline_due == 0)
+    return;
+  if (c->deadline_prev != NULL)
+    c->deadline_prev->deadline_next = c->deadline_next;
+  else
+    e->deadlines = c->deadline_next;
+  if (c->deadline_next != NULL)
+    c->deadline_next->deadline_prev = c->deadline_prev;
+  else
+    e->deadlines_tail = c->deadline_prev;
+  c->deadline_prev = c->deadline_next = NULL;
+  c->deadline_due = 0;
+  if (e->deadlines == NULL)
+    uv_timer_stop(&e->deadline_timer);
+}
+
+static void deadline_timer_cb(uv_timer_t *t) {
+  call_exec *e = t->data;
+  uint64_t now = uv_now(e->loop);
+  mcpd_call *c;
+
+  while ((c = e->deadlines) != NULL && c->deadline_due <= now) {
+    deadline_stop(c);
+    deadline_passed(c);
+  }
+  if (e->deadlines != NULL)
+    deadline_arm(e);
 }
 
 /* The host's keys in a worker's _meta: what it tells the worker, never

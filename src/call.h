@@ -62,6 +62,10 @@ typedef struct call_exec {
    * fills it: stateKeyFile, or random) and how long one stays valid. */
   unsigned char state_key[REQUEST_STATE_KEY_SIZE];
   uint64_t state_ttl_ms;
+  /* Every call's deadline, soonest first, and one timer for the soonest:
+   * a call costs no timer of its own (loop thread). */
+  struct mcpd_call *deadlines, *deadlines_tail;
+  uv_timer_t deadline_timer;
   void *arg;
 } call_exec;
 
@@ -151,8 +155,11 @@ struct mcpd_call {
   void *cancel_arg;
   atomic_int cancel_running; /* the loop is inside cancel_cb */
   double last_progress;
-  uv_timer_t *deadline; /* answers the request when it passes */
+  /* The deadline, in the exec's list of them (loop thread): loop time
+   * in ms when it passes, 0 for none. */
+  uint64_t deadline_due;
   uint64_t deadline_ms;
+  struct mcpd_call *deadline_prev, *deadline_next;
   int pool_waiting;   /* in its plugin's queue for a thread */
   uint64_t remote_id; /* forwarded to its plugin's worker, until answered */
   int deadline_passed;
