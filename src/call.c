@@ -653,49 +653,50 @@ static void remote_done(void *call, json_object *result, json_object *error) {
   call_done(c, MCPD_OK);
 }
 
+/* Whether `key` of the client's _meta stays behind: the host's own key
+ * (the client cannot speak for the host) and, for a modern client, the
+ * envelope, which the host answers for. */
+static int meta_stays(const char *key, int modern) {
+  return strcmp(key, "io.mcpd/client") == 0 ||
+         (modern && strncmp(key, "io.modelcontextprotocol/", 24) == 0);
+}
+
 /* Forwards the call to its plugin's worker: the client's request, with
- * the client's capabilities and roots beside it. */
+ * the client's capabilities and roots beside it.  The params sent are new
+ * objects holding references to the request's values, never copies: they
+ * are serialized at once, on the loop. */
 static void remote_start(mcpd_call *c, request *r) {
   static const char *const methods[] = {"tools/call", "resources/read",
                                         "prompts/get", "completion/complete"};
-  json_object *params = NULL, *meta, *client;
+  json_object *params = json_object_new_object(), *meta, *client, *from_meta;
+  json_object *caps = r->modern            ? r->client_capabilities
+                      : r->session != NULL ? r->session->client_capabilities
+                                           : NULL;
 
-  if (json_object_deep_copy(r->params, &params, NULL) != 0 ||
-      !json_object_is_type(params, json_type_object)) {
-    json_object_put(params);
-    params = json_object_new_object();
+  if (json_object_is_type(r->params, json_type_object)) {
+    json_object_object_foreach(r->params, key, val) {
+      if (strcmp(key, "_meta") != 0)
+        json_object_object_add(params, key, json_object_get(val));
+    }
   }
-  if (!json_object_object_get_ex(params, "_meta", &meta) ||
-      !json_object_is_type(meta, json_type_object)) {
-    meta = json_object_new_object();
-    json_object_object_add(params, "_meta", meta);
+  meta = json_object_new_object();
+  if (json_object_object_get_ex(r->params, "_meta", &from_meta) &&
+      json_object_is_type(from_meta, json_type_object)) {
+    json_object_object_foreach(from_meta, key, val) {
+      if (!meta_stays(key, r->modern))
+        json_object_object_add(meta, key, json_object_get(val));
+    }
   }
+  json_object_object_add(params, "_meta", meta);
   client = json_object_new_object();
-  {
-    json_object *from = r->modern            ? r->client_capabilities
-                        : r->session != NULL ? r->session->client_capabilities
-                                             : NULL;
-    json_object *caps = NULL;
-    if (from != NULL && json_object_deep_copy(from, &caps, NULL) == 0)
-      json_object_object_add(client, "capabilities", caps);
-  }
+  if (caps != NULL)
+    json_object_object_add(client, "capabilities", json_object_get(caps));
   /* The worker speaks the legacy revision to the host: the envelope
    * stays here (the host answers the client), its facts travel in
    * io.mcpd/client, and "modern" has the worker's call refuse requests
    * to the client and answer -32021 itself, as a call here would. */
-  if (r->modern) {
+  if (r->modern)
     json_object_object_add(client, "modern", json_object_new_boolean(1));
-    json_object *keys = json_object_new_array();
-    json_object_object_foreach(meta, key, unused) {
-      (void)unused;
-      if (strncmp(key, "io.modelcontextprotocol/", 24) == 0)
-        json_object_array_add(keys, json_object_new_string(key));
-    }
-    for (size_t i = 0; i < json_object_array_length(keys); i++)
-      json_object_object_del(
-          meta, json_object_get_string(json_object_array_get_idx(keys, i)));
-    json_object_put(keys);
-  }
   if (c->roots != NULL) {
     json_object *roots = json_tokener_parse(c->roots);
     if (roots != NULL)
@@ -849,7 +850,10 @@ void call_worker_env(call_exec *e, worker_env *env) {
 
 void call_start(call_exec *e, request *r, const call_args *a) {
   mcpd_call *c = calloc(1, sizeof(*c));
-  int inline_cb = a->entry->exec == MCPD_EXEC_INLINE;
+  /* Values are shared, not copied, when no other thread reads them: the
+   * callback runs on the loop, or in a worker process. */
+  int inline_cb =
+      a->entry->exec == MCPD_EXEC_INLINE || a->entry->owner->isolated;
   json_object *meta = NULL, *client = NULL;
   int ok = 1, rc;
 
