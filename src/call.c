@@ -362,7 +362,9 @@ static int build_result(mcpd_call *c, int status, strbuf *out, char *err,
     out->len = len;
     out->cap = len + 1;
   }
-  if ((c->structured != NULL || c->replacement != NULL) &&
+  /* A worker's result passed the same checks on its way in. */
+  if ((c->structured != NULL ||
+       (c->replacement != NULL && !c->remote_checked)) &&
       !one_json_line(out->data, out->len)) {
     snprintf(err, errlen,
              "%s %s returned a value that does not serialize as JSON "
@@ -412,6 +414,7 @@ static void call_free(mcpd_call *c) {
   json_object_put(c->variables);
   json_object_put(c->meta);
   strbuf_free(&c->content);
+  strbuf_free(&c->remote_text);
   json_object_put(c->structured);
   json_object_put(c->replacement);
   free(c->name);
@@ -629,7 +632,8 @@ static int do_client_request(
     void (*cb)(void *, json_object *, int, const char *), void *arg);
 
 /* The worker answered (or died): the call ends like any other. */
-static void remote_done(void *call, json_object *result, json_object *error) {
+static void remote_done(void *call, json_object *result, const char *text,
+                        size_t len, json_object *error) {
   mcpd_call *c = call;
   c->remote_id = 0;
   if (error != NULL) {
@@ -648,6 +652,14 @@ static void remote_done(void *call, json_object *result, json_object *error) {
     c->fail_data = json_object_get(data);
   } else {
     c->replacement = json_object_get(result);
+    c->remote_checked = 1;
+    /* Checked JSON already: the answer is this text, not the tree
+     * serialized again (the tree serves the checks of its shape). */
+    if (text != NULL) {
+      strbuf_append(&c->remote_text, text, len);
+      if (c->remote_text.failed)
+        strbuf_free(&c->remote_text);
+    }
   }
   mark_completed(c);
   call_done(c, MCPD_OK);
@@ -1277,7 +1289,7 @@ static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
     return -1;
   }
   if (!jsonrpc_all_finite(c->structured) ||
-      !jsonrpc_all_finite(c->replacement)) {
+      (!c->remote_checked && !jsonrpc_all_finite(c->replacement))) {
     snprintf(err, errlen,
              "%s %s returned a number that is not finite (NaN or "
              "infinity has no JSON form)",
@@ -1288,6 +1300,11 @@ static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
     if (!valid_result(c, c->replacement)) {
       snprintf(err, errlen, "%s %s returned a malformed result", what(c), name);
       return -1;
+    }
+    if (c->remote_text.len > 0) {
+      *out = c->remote_text;
+      memset(&c->remote_text, 0, sizeof(c->remote_text));
+      return 0;
     }
     text = jsonrpc_to_string(c->replacement, &len);
     strbuf_append(out, text, len);

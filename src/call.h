@@ -117,7 +117,12 @@ struct mcpd_call {
                              completion values) as JSON text, comma-joined */
   size_t n_blocks;
   json_object *structured;  /* structuredContent */
-  json_object *replacement; /* result_json() */
+  json_object *replacement; /* result_json(), or the worker's result */
+  /* The worker's result as it wrote it, until build_text() takes it, and
+   * whether `replacement` came from a worker: parsed by jsonrpc_parse(),
+   * so JSON that needs no second check. */
+  strbuf remote_text;
+  int remote_checked;
   int is_error;
   int bad_result;       /* a builder was misused */
   const char *role;     /* prompts: of the next message */

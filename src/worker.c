@@ -49,7 +49,7 @@ typedef struct pending {
   pending_kind kind;
   int list_kind;
   void *call;
-  void (*done)(void *call, json_object *result, json_object *error);
+  worker_done_fn done;
   uv_timer_t *grace; /* kills the worker if the answer does not come */
   struct pending *next;
 } pending;
@@ -339,7 +339,47 @@ static uint64_t take_related(json_object *params) {
   return id;
 }
 
-static void on_response(worker *w, json_object *msg) {
+/* Where the result is in a response line written as mcpd writes them,
+ * {"jsonrpc":"2.0","id":N,"result":{...}}, or NULL for any other shape
+ * (the caller then serializes the parsed result).  The line parsed as
+ * JSON, so a scan that skips strings finds where the result ends; it
+ * must be the last member, or a duplicate key after it would be passed
+ * on beside it. */
+static const char *result_text(const char *line, size_t len, size_t *n) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char key[] = ",\"result\":";
+  size_t i = sizeof(head) - 1, start;
+  int depth = 0;
+
+  if (len < i || memcmp(line, head, i) != 0)
+    return NULL;
+  while (i < len && line[i] >= '0' && line[i] <= '9')
+    i++;
+  if (len - i < sizeof(key) || memcmp(line + i, key, sizeof(key) - 1) != 0)
+    return NULL;
+  start = i += sizeof(key) - 1;
+  if (line[i] != '{')
+    return NULL;
+  for (; i < len; i++) {
+    char ch = line[i];
+    if (ch == '"') {
+      for (i++; i < len && line[i] != '"'; i++)
+        if (line[i] == '\\')
+          i++;
+    } else if (ch == '{' || ch == '[') {
+      depth++;
+    } else if ((ch == '}' || ch == ']') && --depth == 0) {
+      break;
+    }
+  }
+  if (i + 2 != len || line[i + 1] != '}')
+    return NULL;
+  *n = i + 1 - start;
+  return line + start;
+}
+
+static void on_response(worker *w, json_object *msg, const char *line,
+                        size_t len) {
   json_object *idv, *result = NULL, *error = NULL;
   pending *q;
 
@@ -351,7 +391,13 @@ static void on_response(worker *w, json_object *msg) {
   json_object_object_get_ex(msg, "error", &error);
   switch (q->kind) {
   case P_CALL:
-    q->done(q->call, error ? NULL : result, error);
+    if (error == NULL && result != NULL) {
+      size_t n = 0;
+      const char *text = result_text(line, len, &n);
+      q->done(q->call, result, text, n, NULL);
+    } else {
+      q->done(q->call, NULL, NULL, 0, error);
+    }
     break;
   case P_INIT:
     if (error != NULL || result == NULL) {
@@ -435,15 +481,17 @@ static void on_request(worker *w, json_object *id, const char *method,
 static void line_cb(void *ctx, char *line, size_t len, int oversize) {
   worker *w = ctx;
   json_object *msg, *method, *id;
+  const char *why;
 
   if (oversize) {
     log_error("plugin \"%s\": its worker sent a message over the size limit",
               w->p->name);
     return;
   }
-  json_tokener_reset(w->tok);
-  msg = json_tokener_parse_ex(w->tok, line, (int)len);
-  if (msg == NULL || !json_object_is_type(msg, json_type_object)) {
+  /* Checked as strictly as a client's message: a result may be passed on
+   * to the client as the worker wrote it. */
+  if (jsonrpc_parse(w->tok, line, len, &msg, &why) != 0 ||
+      !json_object_is_type(msg, json_type_object)) {
     json_object_put(msg);
     log_error("plugin \"%s\": its worker sent something that is not JSON-RPC",
               w->p->name);
@@ -458,7 +506,7 @@ static void line_cb(void *ctx, char *line, size_t len, int oversize) {
     else
       on_notification(w, json_object_get_string(method), params);
   } else {
-    on_response(w, msg);
+    on_response(w, msg, line, len);
   }
   json_object_put(msg);
 }
@@ -542,7 +590,7 @@ static void fail_pending(worker *w, const char *message, json_object *data) {
                                          json_object_get(data));
       json_object *e = NULL;
       json_object_object_get_ex(error, "error", &e);
-      q->done(q->call, NULL, e);
+      q->done(q->call, NULL, NULL, 0, e);
       json_object_put(error);
     }
     pending_free(q);
@@ -814,6 +862,7 @@ int worker_start(const worker_env *env, plugin *p) {
     log_error("plugin \"%s\": out of memory", p->name);
     return -1;
   }
+  json_tokener_set_flags(w->tok, JSON_TOKENER_STRICT);
   w->env = env;
   w->p = p;
   plugin_ref(p);
@@ -912,9 +961,7 @@ static void worker_free_if_done(worker *w) {
 }
 
 int worker_call(plugin *p, const char *method, json_object *params, void *call,
-                void (*done)(void *call, json_object *result,
-                             json_object *error),
-                uint64_t *id) {
+                worker_done_fn done, uint64_t *id) {
   worker *w = p->worker;
   pending *q;
 

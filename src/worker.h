@@ -1,6 +1,6 @@
 /* worker.h -- isolated plugins: each runs in a worker process, mcpd itself
  * re-executed with --worker, which serves that one plugin over MCP on a
- * socketpair.
+ * pair of pipes.
  *
  * The host side here speaks to the worker as a client: it lists what the
  * plugin offers into the registry (entries marked `remote`, owned by the
@@ -67,14 +67,20 @@ void worker_stop(plugin *p);
  * handles, so that the loop can close. */
 void worker_shutdown(void);
 
-/* Forwards `method` with `params` (taken over) for `call`; done(call,
- * result, error) runs exactly once on the loop (both borrowed; one is
- * NULL), unless this returns -1 (the worker is not ready).  *id gets the
- * forwarded request id. */
+/* What a forwarded call's done() gets (all borrowed): `result` or
+ * `error` (one is NULL); with a result, usually `text`, the result as
+ * the worker wrote it (`len` bytes, not NUL-terminated): JSON that passed
+ * jsonrpc_parse(), one line, which the host may pass on as it is. */
+typedef void (*worker_done_fn)(void *call, json_object *result,
+                               const char *text, size_t len,
+                               json_object *error);
+
+/* Forwards `method` with `params` (taken over, serialized before this
+ * returns) for `call`; done() runs exactly once on the loop, unless this
+ * returns -1 (the worker is not ready).  *id gets the forwarded request
+ * id. */
 int worker_call(plugin *p, const char *method, json_object *params, void *call,
-                void (*done)(void *call, json_object *result,
-                             json_object *error),
-                uint64_t *id);
+                worker_done_fn done, uint64_t *id);
 /* The call was cancelled: the worker is told.  With `grace_ms`, a worker
  * that has not answered by then is killed (and restarted). */
 void worker_cancel(plugin *p, uint64_t id, uint64_t grace_ms);
