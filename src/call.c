@@ -673,50 +673,86 @@ static int meta_stays(const char *key, int modern) {
          (modern && strncmp(key, "io.modelcontextprotocol/", 24) == 0);
 }
 
+/* Appends `v` as JSON text: a string directly, anything else through
+ * json-c. */
+static void append_json(strbuf *b, json_object *v) {
+  size_t len;
+  const char *text;
+  if (json_object_is_type(v, json_type_string)) {
+    strbuf_json_string(b, json_object_get_string(v),
+                       (size_t)json_object_get_string_len(v));
+    return;
+  }
+  text = jsonrpc_to_string(v, &len);
+  strbuf_append(b, text, len);
+}
+
+static void append_member(strbuf *b, int *first, const char *key,
+                          json_object *v) {
+  if (!*first)
+    strbuf_append(b, ",", 1);
+  *first = 0;
+  strbuf_json_string(b, key, strlen(key));
+  strbuf_append(b, ":", 1);
+  append_json(b, v);
+}
+
 /* Forwards the call to its plugin's worker: the client's request, with
- * the client's capabilities and roots beside it.  The params sent are new
- * objects holding references to the request's values, never copies: they
- * are serialized at once, on the loop. */
+ * the client's capabilities and roots beside it.  The params are written
+ * as text from the request's values: no tree is built to be serialized
+ * once and freed. */
 static void remote_start(mcpd_call *c, request *r) {
   static const char *const methods[] = {"tools/call", "resources/read",
                                         "prompts/get", "completion/complete"};
-  json_object *params = json_object_new_object(), *meta, *client, *from_meta;
   json_object *caps = r->modern            ? r->client_capabilities
                       : r->session != NULL ? r->session->client_capabilities
                                            : NULL;
+  json_object *meta = NULL;
+  strbuf params = {0};
+  int first = 1, rc;
 
+  strbuf_append(&params, "{", 1);
   if (json_object_is_type(r->params, json_type_object)) {
     json_object_object_foreach(r->params, key, val) {
       if (strcmp(key, "_meta") != 0)
-        json_object_object_add(params, key, json_object_get(val));
+        append_member(&params, &first, key, val);
     }
   }
-  meta = json_object_new_object();
-  if (json_object_object_get_ex(r->params, "_meta", &from_meta) &&
-      json_object_is_type(from_meta, json_type_object)) {
-    json_object_object_foreach(from_meta, key, val) {
+  if (!first)
+    strbuf_append(&params, ",", 1);
+  strbuf_puts(&params, "\"_meta\":{");
+  first = 1;
+  if (json_object_object_get_ex(r->params, "_meta", &meta) &&
+      json_object_is_type(meta, json_type_object)) {
+    json_object_object_foreach(meta, key, val) {
       if (!meta_stays(key, r->modern))
-        json_object_object_add(meta, key, json_object_get(val));
+        append_member(&params, &first, key, val);
     }
   }
-  json_object_object_add(params, "_meta", meta);
-  client = json_object_new_object();
+  if (!first)
+    strbuf_append(&params, ",", 1);
+  strbuf_puts(&params, "\"io.mcpd/client\":{");
+  first = 1;
   if (caps != NULL)
-    json_object_object_add(client, "capabilities", json_object_get(caps));
+    append_member(&params, &first, "capabilities", caps);
   /* The worker speaks the legacy revision to the host: the envelope
    * stays here (the host answers the client), its facts travel in
    * io.mcpd/client, and "modern" has the worker's call refuse requests
    * to the client and answer -32021 itself, as a call here would. */
-  if (r->modern)
-    json_object_object_add(client, "modern", json_object_new_boolean(1));
-  if (c->roots != NULL) {
-    json_object *roots = json_tokener_parse(c->roots);
-    if (roots != NULL)
-      json_object_object_add(client, "roots", roots);
+  if (r->modern) {
+    strbuf_puts(&params, first ? "\"modern\":true" : ",\"modern\":true");
+    first = 0;
   }
-  json_object_object_add(meta, "io.mcpd/client", client);
-  if (worker_call(c->plugin, methods[c->kind], params, c, remote_done,
-                  &c->remote_id) != 0) {
+  if (c->roots != NULL) {
+    strbuf_puts(&params, first ? "\"roots\":" : ",\"roots\":");
+    strbuf_puts(&params, c->roots);
+  }
+  strbuf_puts(&params, "}}}");
+  rc = params.failed ? -1
+                     : worker_call(c->plugin, methods[c->kind], params.data,
+                                   params.len, c, remote_done, &c->remote_id);
+  strbuf_free(&params);
+  if (rc != 0) {
     c->fail_code = JSONRPC_INTERNAL_ERROR;
     c->fail_message = host_mprintf("plugin \"%s\" is not running now (its "
                                    "worker is starting or restarting)",

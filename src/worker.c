@@ -156,8 +156,19 @@ static void flush_idle_cb(uv_idle_t *idle) {
   flush_out(w);
 }
 
-/* Queues one message (taken over) for the worker: the messages of one
- * loop turn leave in one write. */
+/* Something was appended to w->out: it leaves at the end of this loop
+ * turn, with whatever else the turn queues, in one write. */
+static void queued(worker *w) {
+  if (w->out.failed) {
+    w->out.failed = 0;
+    w->out.len = 0;
+    log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
+    return;
+  }
+  uv_idle_start(w->flush, flush_idle_cb);
+}
+
+/* Queues one message (taken over) for the worker. */
 static void send_msg(worker *w, json_object *msg) {
   size_t len;
   const char *text;
@@ -170,13 +181,7 @@ static void send_msg(worker *w, json_object *msg) {
   strbuf_append(&w->out, text, len);
   strbuf_append(&w->out, "\n", 1);
   json_object_put(msg);
-  if (w->out.failed) {
-    w->out.failed = 0;
-    w->out.len = 0;
-    log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
-    return;
-  }
-  uv_idle_start(w->flush, flush_idle_cb);
+  queued(w);
 }
 
 static pending *pending_add(worker *w, pending_kind kind) {
@@ -960,31 +965,30 @@ static void worker_free_if_done(worker *w) {
   uv_close((uv_handle_t *)w->restart, restart_closed_cb);
 }
 
-int worker_call(plugin *p, const char *method, json_object *params, void *call,
-                worker_done_fn done, uint64_t *id) {
+int worker_call(plugin *p, const char *method, const char *params, size_t len,
+                void *call, worker_done_fn done, uint64_t *id) {
   worker *w = p->worker;
   pending *q;
+  char tmp[24];
+  const char *num;
+  size_t num_len;
 
-  if (w == NULL || !w->ready || !w->alive) {
-    json_object_put(params);
+  if (w == NULL || !w->ready || !w->alive || w->wpipe == NULL ||
+      (q = pending_add(w, P_CALL)) == NULL)
     return -1;
-  }
-  if ((q = pending_add(w, P_CALL)) == NULL) {
-    json_object_put(params);
-    return -1;
-  }
   q->call = call;
   q->done = done;
   *id = q->id;
-  {
-    json_object *msg = json_object_new_object();
-    json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(msg, "id", json_object_new_int64((int64_t)q->id));
-    json_object_object_add(msg, "method", json_object_new_string(method));
-    if (params != NULL)
-      json_object_object_add(msg, "params", params);
-    send_msg(w, msg);
-  }
+  /* Written as text: the hot path builds no tree. */
+  num = strbuf_format_int64(tmp, (int64_t)q->id, &num_len);
+  strbuf_puts(&w->out, "{\"jsonrpc\":\"2.0\",\"id\":");
+  strbuf_append(&w->out, num, num_len);
+  strbuf_puts(&w->out, ",\"method\":");
+  strbuf_json_string(&w->out, method, strlen(method));
+  strbuf_puts(&w->out, ",\"params\":");
+  strbuf_append(&w->out, params, len);
+  strbuf_append(&w->out, "}\n", 2);
+  queued(w);
   return 0;
 }
 

@@ -75,12 +75,12 @@ typedef void (*worker_done_fn)(void *call, json_object *result,
                                const char *text, size_t len,
                                json_object *error);
 
-/* Forwards `method` with `params` (taken over, serialized before this
- * returns) for `call`; done() runs exactly once on the loop, unless this
+/* Forwards `method` with `params`, a JSON object as text (`len` bytes,
+ * copied), for `call`; done() runs exactly once on the loop, unless this
  * returns -1 (the worker is not ready).  *id gets the forwarded request
  * id. */
-int worker_call(plugin *p, const char *method, json_object *params, void *call,
-                worker_done_fn done, uint64_t *id);
+int worker_call(plugin *p, const char *method, const char *params, size_t len,
+                void *call, worker_done_fn done, uint64_t *id);
 /* The call was cancelled: the worker is told.  With `grace_ms`, a worker
  * that has not answered by then is killed (and restarted). */
 void worker_cancel(plugin *p, uint64_t id, uint64_t grace_ms);
