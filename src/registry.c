@@ -516,6 +516,16 @@ reg_entry *reg_entry_remote(reg_kind kind, json_object *item,
     }
     if (json_object_deep_copy(v, &e->input_schema, NULL) != 0)
       goto oom;
+    /* Checked as a plugin's own schema is, which also compiles it: each
+     * call's arguments are validated here before they are forwarded. */
+    {
+      char why[200];
+      if (schema_check_root(e->input_schema, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "tool \"%.200s\": input schema: %s", key, why);
+        reg_entry_release(e);
+        return NULL;
+      }
+    }
     if (json_object_object_get_ex(item, "outputSchema", &v) &&
         json_object_is_type(v, json_type_object) &&
         json_object_deep_copy(v, &e->output_schema, NULL) != 0)
