@@ -28,6 +28,12 @@
 #define STOP_GRACE_MS 2000
 /* How long a new worker may take to list what its plugin offers. */
 #define START_TIMEOUT_MS 10000
+/* Messages for the worker leave in writes of about this many bytes when a
+ * loop turn queues more.  Host and worker then work side by side on a
+ * burst of calls instead of in turns: with 64 calls in flight that nearly
+ * doubled the rate of isolated echo calls; much smaller pieces cost more
+ * in writes and wakeups than they save. */
+#define WRITE_EARLY 1024
 
 static const char *const list_methods[REG_KINDS] = {
     "tools/list", "resources/list", "resources/templates/list", "prompts/list"};
@@ -157,13 +163,20 @@ static void flush_idle_cb(uv_idle_t *idle) {
 }
 
 /* Something was appended to w->out: it leaves at the end of this loop
- * turn, with whatever else the turn queues, in one write. */
+ * turn, with whatever else the turn queues, in one write -- or now, once
+ * WRITE_EARLY bytes wait, so that the worker starts on the first calls of
+ * a burst while this process still reads the rest. */
 static void queued(worker *w) {
   if (w->out.failed) {
     w->out.failed = 0;
     w->out.len = 0;
     log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
     return;
+  }
+  if (w->out.len >= WRITE_EARLY) {
+    flush_out(w);
+    if (w->out.len == 0)
+      return;
   }
   uv_idle_start(w->flush, flush_idle_cb);
 }
