@@ -62,7 +62,7 @@ void reg_element(void *out, size_t out_size, const void *table, size_t size,
 int registry_init(registry *r) {
   memset(r, 0, sizeof(*r));
   for (int k = 0; k < REG_KINDS; k++)
-    if ((r->tables[k].by_name = lh_kchar_table_new(64, NULL)) == NULL) {
+    if ((r->tables[k].by_name = lh_kchar_table_new(16, NULL)) == NULL) {
       registry_free(r);
       return -1;
     }
