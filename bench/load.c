@@ -497,29 +497,58 @@ static pid_t read_ppid(const char *name) {
   return (pid_t)ppid;
 }
 
+/* Pss and private (Private_Clean + Private_Dirty) resident memory of a
+ * live process, in KiB, from smaps_rollup (Linux 4.14); -1 when unknown. */
+static void read_rollup(pid_t pid, long *pss, long *priv) {
+  char path[64];
+  char line[256];
+  FILE *f;
+  long kib, clean = -1, dirty = -1;
+
+  *pss = *priv = -1;
+  snprintf(path, sizeof(path), "/proc/%ld/smaps_rollup", (long)pid);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return;
+  while (fgets(line, sizeof(line), f) != NULL) {
+    if (sscanf(line, "Pss: %ld kB", &kib) == 1)
+      *pss = kib;
+    else if (sscanf(line, "Private_Clean: %ld kB", &kib) == 1)
+      clean = kib;
+    else if (sscanf(line, "Private_Dirty: %ld kB", &kib) == 1)
+      dirty = kib;
+  }
+  fclose(f);
+  if (clean >= 0 && dirty >= 0)
+    *priv = clean + dirty;
+}
+
 /* The largest peak resident set among the live server's children, in KiB,
- * or -1 if it has none.  For mcpd --isolate the children are its plugin
- * workers.  /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN, which
- * not every kernel has, so this looks at every process's parent instead. */
-static long read_children_vmhwm(pid_t pid) {
+ * or -1 if it has none, with that child's Pss and private memory.  For
+ * mcpd --isolate the children are its plugin workers.
+ * /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN, which not every
+ * kernel has, so this looks at every process's parent instead. */
+static void read_children_memory(pid_t pid, long *hwm, long *pss, long *priv) {
   struct dirent *e;
   DIR *d;
   long kib;
-  long max;
+  pid_t child;
 
+  *hwm = *pss = *priv = -1;
   d = opendir("/proc");
   if (d == NULL)
-    return -1;
-  max = -1;
+    return;
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9' || read_ppid(e->d_name) != pid)
       continue;
-    kib = read_vmhwm((pid_t)strtol(e->d_name, NULL, 10));
-    if (kib > max)
-      max = kib;
+    child = (pid_t)strtol(e->d_name, NULL, 10);
+    kib = read_vmhwm(child);
+    if (kib > *hwm) {
+      *hwm = kib;
+      read_rollup(child, pss, priv);
+    }
   }
   closedir(d);
-  return max;
 }
 
 long load_reap(load_run *r) {
@@ -632,7 +661,8 @@ static void close_server(load_run *r) {
   /* The tick must not cut these reads short. */
   load_set_tick(0);
   r->hwm_kib = read_vmhwm(r->pid);
-  r->worker_hwm_kib = read_children_vmhwm(r->pid);
+  read_children_memory(r->pid, &r->worker_hwm_kib, &r->worker_pss_kib,
+                       &r->worker_private_kib);
   load_set_tick(1);
   r->maxrss_kib = r->tp->finish(r);
   run_keep(r);
@@ -689,13 +719,15 @@ static int run_load(load_run *servers, int count) {
     printf("label=%s server=%d transport=%s era=%s method=%s n=%" PRId64
            " w=%" PRId64 " calls_per_s=%.1f median_chunk_per_s=%.1f p50_us=%.1f"
            " p99_us=%.1f max_us=%.1f rss_kib=%ld maxrss_kib=%ld"
-           " worker_rss_kib=%ld errors=%" PRId64 "\n",
+           " worker_rss_kib=%ld worker_pss_kib=%ld worker_private_kib=%ld"
+           " errors=%" PRId64 "\n",
            load_opt.label ? load_opt.label : "-", r->index, r->tp->name,
            r->modern ? "modern" : "legacy", load_opt.method, load_opt.n,
            load_opt.window, r->busy_ns > 0 ? r->nlat / (r->busy_ns / 1e9) : 0.0,
            median_chunk_rate(r), pct_us(r->lat, r->nlat, 0.50),
            pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 1.0),
-           r->hwm_kib, r->maxrss_kib, r->worker_hwm_kib, r->errors);
+           r->hwm_kib, r->maxrss_kib, r->worker_hwm_kib, r->worker_pss_kib,
+           r->worker_private_kib, r->errors);
     errors += r->errors;
     free(r->t_send_base);
     free(r->lat_base);

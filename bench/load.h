@@ -113,8 +113,14 @@ struct load_run {
   double *chunk_rate;
   size_t nchunks;
   long hwm_kib;
-  /* The largest VmHWM among the server's children (its plugin workers). */
+  /* The largest VmHWM among the server's children (its plugin workers),
+   * and that child's proportional and private resident memory (Pss and
+   * Private_* of /proc/PID/smaps_rollup) when the run ended: the part of
+   * its RSS that is its own rather than pages of libc, json-c and mcpd
+   * shared with every other process. */
   long worker_hwm_kib;
+  long worker_pss_kib;
+  long worker_private_kib;
   long maxrss_kib;
 
   pid_t pid;

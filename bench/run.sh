@@ -219,6 +219,8 @@ function keep_max(name, v) {
   else if (key ~ /^iso/) {
     keep_max("iso" SUBSEP who, rss)
     keep_max("worker" SUBSEP who, val(line, "worker_rss_kib"))
+    keep_max("worker-pss" SUBSEP who, val(line, "worker_pss_kib"))
+    keep_max("worker-private" SUBSEP who, val(line, "worker_private_kib"))
   }
   if (rep > reps)
     reps = rep
@@ -288,8 +290,13 @@ END {
   m = peak["worker" SUBSEP "isolated"]; f = peak["iso" SUBSEP "inproc"]
   row("worker RSS KiB, isolated echo", fmt("%d", m), fmt("%d", f), \
     div(m, f), "<=2048", m > 0 && m <= 2048)
+  m = peak["worker-pss" SUBSEP "isolated"]
+  f = peak["worker-private" SUBSEP "isolated"]
+  info_row("worker Pss / private KiB, echo", fmt("%d", m), fmt("%d", f), -1)
   print "(isolated rows: mcpd column is mcpd --isolate, floor column mcpd;"
-  print " worker RSS: the echo worker against the in-process mcpd)"
+  print " worker RSS: the echo worker against the in-process mcpd; worker"
+  print " Pss / private: its proportional share and its own pages, the rest"
+  print " of its RSS being libc, json-c and mcpd pages shared with others)"
 
   rate_row("http ping calls/s, 1 in flight", "http-ping-w1", 0.95)
   rate_row("http echo calls/s, 1 in flight", "http-echo-w1", 0.95)
