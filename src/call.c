@@ -651,7 +651,7 @@ static void remote_done(void *call, json_object *result, const char *text,
                                  : "the plugin's worker failed");
     c->fail_data = json_object_get(data);
   } else {
-    c->replacement = json_object_get(result);
+    c->replacement = json_object_get(result); /* NULL for text alone */
     c->remote_checked = 1;
     /* Checked JSON already: the answer is this text, not the tree
      * serialized again (the tree serves the checks of its shape). */
@@ -1249,6 +1249,60 @@ static int valid_result(const mcpd_call *c, json_object *result) {
   return 1;
 }
 
+/* valid_result() on a worker's result text (which jsonrpc_skip_value
+ * accepted, so it has no whitespace).  0 says "not valid, or not plain
+ * enough to tell": then the tree decides. */
+static int valid_result_text(const mcpd_call *c, const char *s, size_t len) {
+  static const char *const keys[] = {"content", "contents", "messages"};
+  const char *end = s + len, *list, *item, *v;
+  size_t n = 0;
+
+  if (c->kind == CALL_COMPLETE)
+    list = (v = jsonrpc_member(s, end, "completion")) != NULL && *v == '{'
+               ? jsonrpc_member(v, end, "values")
+               : NULL;
+  else
+    list = jsonrpc_member(s, end, keys[c->kind]);
+  if (list == NULL || *list != '[')
+    return 0;
+  for (item = list + 1; *item != ']'; item++) {
+    if (c->kind != CALL_COMPLETE) {
+      if (*item != '{')
+        return 0;
+      if (c->kind == CALL_TOOL &&
+          ((v = jsonrpc_member(item, end, "type")) == NULL || *v != '"'))
+        return 0;
+      if (c->kind == CALL_READ &&
+          ((v = jsonrpc_member(item, end, "uri")) == NULL || *v != '"'))
+        return 0;
+      if (c->kind == CALL_PROMPT &&
+          ((v = jsonrpc_member(item, end, "role")) == NULL || *v != '"' ||
+           (v = jsonrpc_member(item, end, "content")) == NULL || *v != '{'))
+        return 0;
+    }
+    n++;
+    if ((item = jsonrpc_skip_value(item, end, 2)) == NULL || *item != ',')
+      break;
+  }
+  return item != NULL && *item == ']' && (c->kind != CALL_COMPLETE || n <= 100);
+}
+
+/* A worker's result text as a tree, for the checks text cannot do. */
+static json_object *parse_remote(const mcpd_call *c) {
+  json_tokener *tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+  json_object *obj = NULL;
+  const char *why;
+
+  if (tok == NULL)
+    return NULL;
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  if (jsonrpc_parse(tok, c->remote_text.data, c->remote_text.len, &obj, &why) !=
+      0)
+    obj = NULL;
+  json_tokener_free(tok);
+  return obj;
+}
+
 /* Checks a tool's structured content against its output schema. */
 static int check_output(mcpd_call *c, char *err, size_t errlen) {
   char why[400];
@@ -1332,8 +1386,16 @@ static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
              what(c), name);
     return -1;
   }
-  if (c->replacement) {
-    if (!valid_result(c, c->replacement)) {
+  /* A worker's result as text alone: checked as text, or failing that
+   * (a shape the check cannot judge) as a tree. */
+  if (c->replacement == NULL && c->remote_text.len > 0 &&
+      !valid_result_text(c, c->remote_text.data, c->remote_text.len) &&
+      (c->replacement = parse_remote(c)) == NULL) {
+    snprintf(err, errlen, "%s %s returned a malformed result", what(c), name);
+    return -1;
+  }
+  if (c->replacement || c->remote_text.len > 0) {
+    if (c->replacement != NULL && !valid_result(c, c->replacement)) {
       snprintf(err, errlen, "%s %s returned a malformed result", what(c), name);
       return -1;
     }
@@ -1418,10 +1480,12 @@ static void answer_failure(mcpd_call *c, request *r) {
 
 /* Whether the call ended in failure: an error answer, a failed status or
  * a tool result with isError. */
-static int call_failed(const mcpd_call *c, int status) {
+static int call_failed(mcpd_call *c, int status) {
   json_object *v;
   if (c->fail_code != 0 || status != MCPD_OK || c->is_error)
     return 1;
+  if (c->replacement == NULL && c->remote_text.len > 0)
+    c->replacement = parse_remote(c);
   return c->replacement != NULL &&
          json_object_object_get_ex(c->replacement, "isError", &v) &&
          json_object_get_boolean(v);

@@ -218,6 +218,136 @@ static char *unescape_pairs(const char *s, size_t n, size_t *out_len) {
 static int parse_value(json_tokener *tok, const char *line, size_t len,
                        json_object **out, const char **why);
 
+/* --- checking text without building it --------------------------------- */
+
+static const char *skip_string(const char *s, const char *end) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 1, n = (size_t)(end - s);
+  unsigned v;
+
+  for (;;) {
+    while (n - i >= 4 && plain_in_string[u[i]] & plain_in_string[u[i + 1]] &
+                             plain_in_string[u[i + 2]] &
+                             plain_in_string[u[i + 3]])
+      i += 4;
+    while (i < n && plain_in_string[u[i]])
+      i++;
+    if (i >= n || u[i] < 0x20)
+      return NULL;
+    if (u[i] == '"')
+      return s + i + 1;
+    /* A backslash. */
+    if (++i >= n)
+      return NULL;
+    switch (s[i]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+      i++;
+      break;
+    case 'u':
+      if (n - i < 5 || hex4(s + i + 1, &v) != 0 || v == 0 ||
+          (v >= 0xD800 && v <= 0xDFFF))
+        return NULL;
+      i += 5;
+      break;
+    default:
+      return NULL;
+    }
+  }
+}
+
+static const char *skip_number(const char *s, const char *end) {
+  const char *digits;
+  if (s < end && *s == '-')
+    s++;
+  if (s < end && *s == '0') {
+    s++;
+  } else {
+    for (digits = s; s < end && *s >= '0' && *s <= '9'; s++)
+      ;
+    if (s == digits || s - digits > 15)
+      return NULL;
+  }
+  if (s < end && *s == '.') {
+    for (digits = ++s; s < end && *s >= '0' && *s <= '9'; s++)
+      ;
+    if (s == digits)
+      return NULL;
+  }
+  if (s < end && (*s == 'e' || *s == 'E'))
+    return NULL;
+  return s;
+}
+
+static const char *skip_literal(const char *s, const char *end,
+                                const char *word, size_t n) {
+  return (size_t)(end - s) >= n && memcmp(s, word, n) == 0 ? s + n : NULL;
+}
+
+const char *jsonrpc_skip_value(const char *s, const char *end, int depth) {
+  char close;
+
+  if (s >= end)
+    return NULL;
+  switch (*s) {
+  case '{':
+  case '[':
+    if (depth >= JSONRPC_MAX_DEPTH)
+      return NULL;
+    close = *s == '{' ? '}' : ']';
+    if (++s < end && *s == close)
+      return s + 1;
+    for (;;) {
+      if (close == '}') {
+        if (s >= end || *s != '"' || (s = skip_string(s, end)) == NULL ||
+            s >= end || *s++ != ':')
+          return NULL;
+      }
+      if ((s = jsonrpc_skip_value(s, end, depth + 1)) == NULL || s >= end)
+        return NULL;
+      if (*s == close)
+        return s + 1;
+      if (*s++ != ',')
+        return NULL;
+    }
+  case '"':
+    return skip_string(s, end);
+  case 't':
+    return skip_literal(s, end, "true", 4);
+  case 'f':
+    return skip_literal(s, end, "false", 5);
+  case 'n':
+    return skip_literal(s, end, "null", 4);
+  default:
+    return skip_number(s, end);
+  }
+}
+
+const char *jsonrpc_member(const char *s, const char *end, const char *key) {
+  size_t n = strlen(key);
+  const char *found = NULL, *k, *v;
+
+  if (s >= end || *s != '{' || ++s >= end || *s == '}')
+    return NULL;
+  for (;;) {
+    k = s;
+    if ((s = skip_string(s, end)) == NULL || s >= end || *s != ':')
+      return NULL;
+    v = ++s;
+    if ((size_t)(s - k) == n + 3 && memcmp(k + 1, key, n) == 0)
+      found = v;
+    if ((s = jsonrpc_skip_value(s, end, 1)) == NULL || s >= end || *s != ',')
+      return found;
+    s++;
+  }
+}
+
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why) {
   int pairs, nonfinite, rc;

@@ -61,6 +61,20 @@ typedef struct jsonrpc_msg {
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why);
 
+/* Where the JSON value at `s` ends (`end` is the end of the text), or
+ * NULL when it is not plainly JSON: a check that builds nothing, for text
+ * passed on as it is.  It accepts less than jsonrpc_parse() -- no
+ * whitespace, no exponents, no integer parts over 15 digits, no \u escape
+ * of NUL or of a surrogate, at most JSONRPC_MAX_DEPTH levels -- so NULL
+ * means "parse it to know", not "invalid".  Bytes are not checked for
+ * UTF-8 here (utf8_valid does that).  `depth` is the nesting already
+ * entered, 0 at the top. */
+const char *jsonrpc_skip_value(const char *s, const char *end, int depth);
+/* In the object at `s` (its '{', text that jsonrpc_skip_value accepted),
+ * where the value of the last member named `key` starts (a key written
+ * with escapes does not match), or NULL if there is none. */
+const char *jsonrpc_member(const char *s, const char *end, const char *key);
+
 /* Whether every number in `value` is finite: json-c accepts NaN, Infinity
  * and overflowing literals, and would print them as invalid JSON. */
 int jsonrpc_all_finite(json_object *value);

@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "strbuf.h"
+#include "utf8.h"
 #include "worker.h"
 
 /* Restart backoff: the first retry after RESTART_MIN_MS, doubling up to
@@ -496,6 +497,38 @@ static void on_request(worker *w, json_object *id, const char *method,
                               NULL));
 }
 
+/* A call's answer as the worker writes it, {"jsonrpc":"2.0","id":N,
+ * "result":{...}}, checked and handed to the call as text, with no tree
+ * built.  Returns 0 when the line is something else, or JSON that only a
+ * parse can judge: line_cb then parses it. */
+static int call_answer(worker *w, const char *line, size_t len) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char key[] = ",\"result\":";
+  const char *end = line + len, *p = line + sizeof(head) - 1, *result;
+  uint64_t id = 0;
+  pending *q;
+
+  if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0)
+    return 0;
+  for (int digits = 0; p < end && *p >= '0' && *p <= '9'; p++)
+    if (++digits > 19)
+      return 0;
+    else
+      id = id * 10 + (uint64_t)(*p - '0');
+  if ((size_t)(end - p) < sizeof(key) || memcmp(p, key, sizeof(key) - 1) != 0)
+    return 0;
+  result = p + sizeof(key) - 1;
+  if (*result != '{' || (q = pending_find(w, id)) == NULL || q->kind != P_CALL)
+    return 0;
+  p = jsonrpc_skip_value(result, end, 1);
+  if (p == NULL || p + 1 != end || *p != '}' || !utf8_valid(line, len))
+    return 0;
+  pending_take(w, id);
+  q->done(q->call, NULL, result, (size_t)(p - result), NULL);
+  pending_free(q);
+  return 1;
+}
+
 static void line_cb(void *ctx, char *line, size_t len, int oversize) {
   worker *w = ctx;
   json_object *msg, *method, *id;
@@ -506,6 +539,8 @@ static void line_cb(void *ctx, char *line, size_t len, int oversize) {
               w->p->name);
     return;
   }
+  if (call_answer(w, line, len))
+    return;
   /* Checked as strictly as a client's message: a result may be passed on
    * to the client as the worker wrote it. */
   if (jsonrpc_parse(w->tok, line, len, &msg, &why) != 0 ||

@@ -67,10 +67,12 @@ void worker_stop(plugin *p);
  * handles, so that the loop can close. */
 void worker_shutdown(void);
 
-/* What a forwarded call's done() gets (all borrowed): `result` or
- * `error` (one is NULL); with a result, usually `text`, the result as
- * the worker wrote it (`len` bytes, not NUL-terminated): JSON that passed
- * jsonrpc_parse(), one line, which the host may pass on as it is. */
+/* What a forwarded call's done() gets (all borrowed): an `error`, or a
+ * result as a tree (`result`), as text (`text`, `len` bytes, not
+ * NUL-terminated), or both.  The text is the result as the worker wrote
+ * it, one line that passed jsonrpc_parse() or jsonrpc_skip_value() and
+ * utf8_valid(): JSON the host may pass on as it is.  With no tree, the
+ * caller checks the result's shape on the text, or parses it. */
 typedef void (*worker_done_fn)(void *call, json_object *result,
                                const char *text, size_t len,
                                json_object *error);

@@ -358,6 +358,135 @@ START_TEST(test_parse_not_json) {
 }
 END_TEST
 
+/* Whether jsonrpc_skip_value takes all of `text` as one value. */
+static int skips_whole(const char *text, size_t len) {
+  return jsonrpc_skip_value(text, text + len, 0) == text + len;
+}
+
+START_TEST(test_skip_value) {
+  json_tokener *tok = new_tokener();
+  static const char *const good[] = {
+      "{}",
+      "[]",
+      "\"\"",
+      "0",
+      "-0",
+      "12.5",
+      "-3.25",
+      "true",
+      "false",
+      "null",
+      "{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}",
+      "{\"a\":[1,[2,{\"b\":null}],\"x\\\"y\\\\z\\/\\b\\f\\n\\r\\t\"]}",
+      "\"\\u00e9 \xc3\xa9\"",
+      "123456789012345",
+      NULL};
+  /* Not JSON, or JSON the check leaves to a parse. */
+  static const char *const unsure[] = {"",
+                                       "{",
+                                       "[",
+                                       "}",
+                                       "{\"a\"}",
+                                       "{\"a\":}",
+                                       "{\"a\":1,}",
+                                       "[1,]",
+                                       "[1 ]",
+                                       " 1",
+                                       "{\"a\":1 }",
+                                       "01",
+                                       "1.",
+                                       "-",
+                                       "+1",
+                                       ".5",
+                                       "1e3",
+                                       "1E-2",
+                                       "1234567890123456",
+                                       "NaN",
+                                       "Infinity",
+                                       "tru",
+                                       "nul",
+                                       "'a'",
+                                       "\"raw\ttab\"",
+                                       "\"\\x\"",
+                                       "\"\\u12\"",
+                                       "\"\\u0000\"",
+                                       "\"\\ud83d\"",
+                                       "\"\\udc00\"",
+                                       "\"unterminated",
+                                       "{1:2}",
+                                       "[1]]",
+                                       "{\"a\":1}x",
+                                       NULL};
+  char deep[2 * JSONRPC_MAX_DEPTH + 3];
+
+  for (size_t i = 0; good[i] != NULL; i++) {
+    json_object *obj = assert_parses(tok, good[i]);
+    json_object_put(obj);
+    ck_assert_msg(skips_whole(good[i], strlen(good[i])), "skip(%s)", good[i]);
+  }
+  for (size_t i = 0; unsure[i] != NULL; i++)
+    ck_assert_msg(!skips_whole(unsure[i], strlen(unsure[i])), "skip(%s)",
+                  unsure[i]);
+  memset(deep, '[', JSONRPC_MAX_DEPTH + 1);
+  memset(deep + JSONRPC_MAX_DEPTH + 1, ']', JSONRPC_MAX_DEPTH + 1);
+  ck_assert(!skips_whole(deep, 2 * JSONRPC_MAX_DEPTH + 2));
+  ck_assert(skips_whole(deep + 1, 2 * JSONRPC_MAX_DEPTH));
+  json_tokener_free(tok);
+}
+END_TEST
+
+/* Whatever the check takes whole, jsonrpc_parse takes too: the check
+ * lets text reach a client unparsed.  Mutations of a valid result. */
+START_TEST(test_skip_value_never_lies) {
+  json_tokener *tok = new_tokener();
+  static const char base[] =
+      "{\"content\":[{\"type\":\"text\",\"text\":\"h\\u00e9\\n\"},"
+      "{\"n\":[-1.5,0,true,false,null,{}]}],\"isError\":false}";
+  static const char alphabet[] = "{}[]\",:\\/u0123456789.-+eEtrfalsn \t\x01";
+  char text[sizeof(base)];
+  unsigned seed = 12345;
+  size_t accepted = 0;
+
+  for (int round = 0; round < 20000; round++) {
+    memcpy(text, base, sizeof(base));
+    for (int k = 0; k < 1 + round % 3; k++) {
+      seed = seed * 1103515245u + 12345u;
+      size_t at = (seed >> 8) % (sizeof(base) - 1);
+      seed = seed * 1103515245u + 12345u;
+      text[at] = alphabet[(seed >> 8) % (sizeof(alphabet) - 1)];
+    }
+    if (skips_whole(text, sizeof(base) - 1)) {
+      json_object *obj = NULL;
+      const char *why = NULL;
+      accepted++;
+      ck_assert_msg(jsonrpc_parse(tok, text, sizeof(base) - 1, &obj, &why) == 0,
+                    "skipped but does not parse: %s", text);
+      json_object_put(obj);
+    }
+  }
+  ck_assert_uint_gt(accepted, 0);
+  json_tokener_free(tok);
+}
+END_TEST
+
+START_TEST(test_member) {
+  static const char obj[] =
+      "{\"a\":1,\"content\":[{\"type\":\"x\"}],\"a\":{\"b\":2},\"c\\u0061\":3}";
+  const char *end = obj + strlen(obj), *v;
+
+  v = jsonrpc_member(obj, end, "content");
+  ck_assert_ptr_nonnull(v);
+  ck_assert_int_eq(*v, '[');
+  v = jsonrpc_member(obj, end, "a"); /* the last one, as json-c keeps */
+  ck_assert_ptr_nonnull(v);
+  ck_assert_int_eq(*v, '{');
+  ck_assert_ptr_null(jsonrpc_member(obj, end, "b"));
+  ck_assert_ptr_null(jsonrpc_member(obj, end, "ca"));
+  ck_assert_ptr_null(jsonrpc_member("{}", end, "a"));
+  ck_assert_ptr_null(jsonrpc_member("[1]", end, "a"));
+}
+END_TEST
+
 Suite *jsonrpc_suite(void) {
   Suite *s = suite_create("jsonrpc");
   TCase *tc;
@@ -369,6 +498,12 @@ Suite *jsonrpc_suite(void) {
   tcase_add_test(tc, test_parse_too_deep);
   tcase_add_test(tc, test_parse_reuses_tokener);
   tcase_add_test(tc, test_parse_bare_values);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("text");
+  tcase_add_test(tc, test_skip_value);
+  tcase_add_test(tc, test_skip_value_never_lies);
+  tcase_add_test(tc, test_member);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("classify");
