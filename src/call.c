@@ -733,7 +733,10 @@ static void remote_start(mcpd_call *c, request *r) {
     strbuf_append(&params, ",", 1);
   strbuf_puts(&params, "\"io.mcpd/client\":{");
   first = 1;
-  if (caps != NULL)
+  /* No member and an empty one say the same: the client declared nothing
+   * (and the worker parses one object less per call). */
+  if (json_object_is_type(caps, json_type_object) &&
+      json_object_object_length(caps) > 0)
     append_member(&params, &first, "capabilities", caps);
   /* The worker speaks the legacy revision to the host: the envelope
    * stays here (the host answers the client), its facts travel in
