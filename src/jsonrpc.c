@@ -37,6 +37,18 @@ static const unsigned char plain_in_string[256] = {
 #undef R16
 };
 
+/* Steps over the plain bytes of a string from u[i], four at a time while
+ * it can; returns the index of the first byte that is not plain (or n). */
+static size_t skip_plain(const unsigned char *u, size_t i, size_t n) {
+  while (n - i >= 4 && plain_in_string[u[i]] & plain_in_string[u[i + 1]] &
+                           plain_in_string[u[i + 2]] &
+                           plain_in_string[u[i + 3]])
+    i += 4;
+  while (i < n && plain_in_string[u[i]])
+    i++;
+  return i;
+}
+
 static int hex4(const char *s, unsigned *v) {
   unsigned x = 0;
   for (int i = 0; i < 4; i++) {
@@ -85,12 +97,7 @@ static int scan_text(const char *s, size_t n, int *pairs, int *nonfinite,
       for (i++; i < n && s[i] != '"'; i++) {
         unsigned char b;
         unsigned hi, lo;
-        while (n - i >= 4 && plain_in_string[u[i]] & plain_in_string[u[i + 1]] &
-                                 plain_in_string[u[i + 2]] &
-                                 plain_in_string[u[i + 3]])
-          i += 4;
-        while (i < n && plain_in_string[u[i]])
-          i++;
+        i = skip_plain(u, i, n);
         if (i >= n || s[i] == '"')
           break;
         b = u[i];
@@ -226,12 +233,7 @@ static const char *skip_string(const char *s, const char *end) {
   unsigned v;
 
   for (;;) {
-    while (n - i >= 4 && plain_in_string[u[i]] & plain_in_string[u[i + 1]] &
-                             plain_in_string[u[i + 2]] &
-                             plain_in_string[u[i + 3]])
-      i += 4;
-    while (i < n && plain_in_string[u[i]])
-      i++;
+    i = skip_plain(u, i, n);
     if (i >= n || u[i] < 0x20)
       return NULL;
     if (u[i] == '"')
