@@ -157,6 +157,7 @@ static json_object *parse_object(const unsigned char *text, size_t n) {
   tok = json_tokener_new_ex(16);
   if (tok == NULL)
     return NULL;
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
   obj = json_tokener_parse_ex(tok, (const char *)text, (int)n);
   if (obj != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
                       json_tokener_get_parse_end(tok) != n ||

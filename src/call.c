@@ -135,6 +135,16 @@ static mcpd_call *handle_of(mcpd_call *c) {
  * every later one is refused.  Returns whether it was already completed.
  * Then waits for an on_cancel callback the loop may be running right now:
  * after completion the plugin may free what that callback touches. */
+/* The call whose on_cancel callback runs on this thread, if any. */
+static _Thread_local mcpd_call *cancelling;
+
+/* Waits for an on_cancel callback of `c` another thread runs; one on this
+ * thread (the callback completing its own call) is not waited for. */
+static void wait_cancel_cb(mcpd_call *c) {
+  while (atomic_load(&c->cancel_running) && cancelling != c)
+    uv_sleep(0);
+}
+
 static int mark_completed(mcpd_call *c) {
   handle_slot *slot;
   char owner[HANDLES_OWNER_MAX + 1];
@@ -144,8 +154,7 @@ static int mark_completed(mcpd_call *c) {
     was = atomic_exchange(&c->completed, 1);
     handles_leave(slot);
   }
-  while (atomic_load(&c->cancel_running))
-    uv_sleep(0);
+  wait_cancel_cb(c);
   return was;
 }
 
@@ -657,8 +666,11 @@ static void remote_done(void *call, json_object *result, const char *text,
      * serialized again (the tree serves the checks of its shape). */
     if (text != NULL) {
       strbuf_append(&c->remote_text, text, len);
-      if (c->remote_text.failed)
+      if (c->remote_text.failed) {
         strbuf_free(&c->remote_text);
+        c->fail_code = JSONRPC_INTERNAL_ERROR;
+        c->fail_message = strdup("out of memory");
+      }
     }
   }
   mark_completed(c);
@@ -1191,7 +1203,10 @@ void call_cancel(mcpd_call *c) {
   }
   handles_leave(slot);
   if (cb != NULL) {
+    mcpd_call *outer = cancelling;
+    cancelling = c;
     cb(arg);
+    cancelling = outer;
     atomic_store(&c->cancel_running, 0);
   }
   /* A plugin thread waiting for the client must not wait in vain. */
@@ -2470,8 +2485,7 @@ static int host_complete(mcpd_call *h, int status) {
    * loop may be running (it may call host functions, so not with the slot
    * locked).  The call cannot go away meanwhile: only the event below
    * finishes it. */
-  while (atomic_load(&c->cancel_running))
-    uv_sleep(0);
+  wait_cancel_cb(c);
   ev = new_event(c->exec, complete_run);
   if (ev == NULL)
     abort(); /* A lost completion would hang the client forever. */
@@ -2712,15 +2726,20 @@ static int do_client_request(
   /* A worker's host is its client: the key goes along, for the host to
    * take out (input_key_take()). */
   if (key != NULL && c->exec->worker) {
-    json_object *meta = NULL;
+    json_object *meta = NULL, *value = NULL;
     if (params == NULL)
       params = json_object_new_object();
     if (params != NULL && !json_object_object_get_ex(params, "_meta", &meta) &&
         (meta = json_object_new_object()) != NULL)
       json_object_object_add(params, "_meta", meta);
-    if (meta == NULL || !json_object_is_type(meta, json_type_object) ||
-        json_object_object_add(meta, INPUT_KEY_META,
-                               json_object_new_string(key)) != 0) {
+    if (meta != NULL && !json_object_is_type(meta, json_type_object)) {
+      json_object_put(params);
+      set_error("client_request: params._meta must be an object");
+      return MCPD_ERROR;
+    }
+    if (meta == NULL || (value = json_object_new_string(key)) == NULL ||
+        json_object_object_add(meta, INPUT_KEY_META, value) != 0) {
+      json_object_put(value);
       json_object_put(params);
       set_error("out of memory");
       return MCPD_ERROR;

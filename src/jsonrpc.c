@@ -307,8 +307,13 @@ const char *jsonrpc_skip_value(const char *s, const char *end, int depth) {
       return s + 1;
     for (;;) {
       if (close == '}') {
+        const char *key = s;
+        /* A key with an escape is left to the parser: readers of the
+         * text (jsonrpc_member, the splice of modern results) compare
+         * keys byte for byte. */
         if (s >= end || *s != '"' || (s = skip_string(s, end)) == NULL ||
-            s >= end || *s++ != ':')
+            memchr(key, '\\', (size_t)(s - key)) != NULL || s >= end ||
+            *s++ != ':')
           return NULL;
       }
       if ((s = jsonrpc_skip_value(s, end, depth + 1)) == NULL || s >= end)
@@ -397,8 +402,11 @@ static int parse_value(json_tokener *tok, const char *line, size_t len,
   int finished_early = 0;
 
   /* Each message starts from a fresh state: nothing a failed parse left
-   * (a pending surrogate, say) reaches the next one. */
+   * (a pending surrogate, say) reaches the next one.  Strict, whatever
+   * the caller's tokener was made with: no comments, single quotes,
+   * trailing commas, NaN or literals in other cases. */
   json_tokener_reset(tok);
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
   obj = json_tokener_parse_ex(tok, line, (int)len);
   err = json_tokener_get_error(tok);
   if (err == json_tokener_continue && obj == NULL) {

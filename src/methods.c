@@ -1,6 +1,7 @@
 /* methods.c -- the MCP methods mcpd answers, from one static table. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -997,6 +998,60 @@ static json_object *error_result(const char *text) {
   return result;
 }
 
+/* Whether `s` is a number as JSON writes one: nothing else strtod()
+ * would take (hex, "+1", "inf", spaces). */
+static int json_number(const char *s) {
+  if (*s == '-')
+    s++;
+  if (*s == '0')
+    s++;
+  else if (*s >= '1' && *s <= '9')
+    while (*s >= '0' && *s <= '9')
+      s++;
+  else
+    return 0;
+  if (*s == '.') {
+    if (*++s < '0' || *s > '9')
+      return 0;
+    while (*s >= '0' && *s <= '9')
+      s++;
+  }
+  if (*s == 'e' || *s == 'E') {
+    if (*++s == '+' || *s == '-')
+      s++;
+    if (*s < '0' || *s > '9')
+      return 0;
+    while (*s >= '0' && *s <= '9')
+      s++;
+  }
+  return *s == '\0';
+}
+
+/* Whether the JSON number text `buf` has the value of the integer `arg`:
+ * integers exactly, over the whole int64 and uint64 range; other forms
+ * ("7.0", "7e0") only when their double is that integer exactly. */
+static int integer_equal(json_object *arg, const char *buf) {
+  int64_t v = json_object_get_int64(arg);
+  char *end;
+  double d;
+
+  errno = 0;
+  if (strpbrk(buf, ".eE") == NULL) {
+    if (buf[0] == '-') {
+      long long h = strtoll(buf, &end, 10);
+      return errno == 0 && h == v;
+    } else {
+      unsigned long long h = strtoull(buf, &end, 10);
+      return errno == 0 && v >= 0 && h == json_object_get_uint64(arg);
+    }
+  }
+  d = strtod(buf, &end);
+  /* Beyond 2^53 a double stands for several integers. */
+  if (errno != 0 || !(d > -9007199254740992.0 && d < 9007199254740992.0))
+    return 0;
+  return (double)(int64_t)d == d && (int64_t)d == v;
+}
+
 /* Whether header text `text` is the argument `arg` written as a header:
  * strings byte for byte, numbers by value, booleans as true/false. */
 static int param_equal(json_object *arg, const char *text, size_t len) {
@@ -1012,19 +1067,16 @@ static int param_equal(json_object *arg, const char *text, size_t len) {
                0;
   case json_type_int:
   case json_type_double:
-    if (len == 0 || len >= sizeof(buf))
+    if (len == 0 || len >= sizeof(buf) || memchr(text, '\0', len) != NULL)
       return 0;
     memcpy(buf, text, len);
     buf[len] = '\0';
-    if (json_object_is_type(arg, json_type_int)) {
-      long long v = strtoll(buf, &end, 10);
-      if (*end == '\0')
-        return v == json_object_get_int64(arg);
-    }
-    {
-      double d = strtod(buf, &end);
-      return *end == '\0' && d == json_object_get_double(arg);
-    }
+    if (!json_number(buf))
+      return 0;
+    if (json_object_is_type(arg, json_type_int))
+      return integer_equal(arg, buf);
+    errno = 0;
+    return strtod(buf, &end) == json_object_get_double(arg) && errno == 0;
   default:
     return 1; /* objects and arrays are not mirrored in headers */
   }

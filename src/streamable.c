@@ -513,7 +513,7 @@ static int parse_body(streamable *h, http_exchange *x, const char *body,
   char text[200];
 
   memset(bi, 0, sizeof(*bi));
-  if (h->tok == NULL || jsonrpc_parse(h->tok, body, len, &bi->obj, &why) != 0) {
+  if (jsonrpc_parse(h->tok, body, len, &bi->obj, &why) != 0) {
     snprintf(text, sizeof(text), "Parse error: %s", why);
     respond_error(x, 400, JSONRPC_PARSE_ERROR, text);
     return -1;
@@ -1297,7 +1297,11 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
   h->loop = loop;
   h->opts = o;
   h->cb = *cb;
-  h->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+  if ((h->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL) {
+    log_error("out of memory");
+    free(h);
+    return NULL;
+  }
   tcb.arg = h;
   h->http = http_transport_new(loop, o->listen, o->max_message,
                                (const char *const *)o->allow_hosts,

@@ -167,35 +167,40 @@ static void flush_idle_cb(uv_idle_t *idle) {
  * turn, with whatever else the turn queues, in one write -- or now, once
  * WRITE_EARLY bytes wait, so that the worker starts on the first calls of
  * a burst while this process still reads the rest. */
-static void queued(worker *w) {
+/* A message was appended from `mark` on: sends it soon.  Returns 0, or
+ * -1 when memory ran out, after taking back what was appended of it --
+ * the messages queued before it stay whole. */
+static int queued(worker *w, size_t mark) {
   if (w->out.failed) {
     w->out.failed = 0;
-    w->out.len = 0;
+    w->out.len = mark;
     log_error("plugin \"%s\": out of memory writing to its worker", w->p->name);
-    return;
+    return -1;
   }
   if (w->out.len >= WRITE_EARLY) {
     flush_out(w);
     if (w->out.len == 0)
-      return;
+      return 0;
   }
   uv_idle_start(w->flush, flush_idle_cb);
+  return 0;
 }
 
 /* Queues one message (taken over) for the worker. */
 static void send_msg(worker *w, json_object *msg) {
-  size_t len;
+  size_t len, mark;
   const char *text;
 
   if (w->wpipe == NULL || !w->alive) {
     json_object_put(msg);
     return;
   }
+  mark = w->out.len;
   text = jsonrpc_to_string(msg, &len);
   strbuf_append(&w->out, text, len);
   strbuf_append(&w->out, "\n", 1);
   json_object_put(msg);
-  queued(w);
+  queued(w, mark);
 }
 
 static pending *pending_add(worker *w, pending_kind kind) {
@@ -358,43 +363,46 @@ static uint64_t take_related(json_object *params) {
   return id;
 }
 
+/* The digits of a numeric id as JSON writes one (no leading zero), at
+ * most 19 of them, into *id if not NULL; returns what follows, or NULL. */
+static const char *skip_id_value(const char *p, const char *end, uint64_t *id) {
+  const char *start = p;
+  uint64_t v = 0;
+
+  for (; p < end && *p >= '0' && *p <= '9'; p++) {
+    if (p - start >= 19)
+      return NULL;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  if (p == start || (*start == '0' && p - start > 1))
+    return NULL;
+  if (id != NULL)
+    *id = v;
+  return p;
+}
+
 /* Where the result is in a response line written as mcpd writes them,
  * {"jsonrpc":"2.0","id":N,"result":{...}}, or NULL for any other shape
- * (the caller then serializes the parsed result).  The line parsed as
- * JSON, so a scan that skips strings finds where the result ends; it
- * must be the last member, or a duplicate key after it would be passed
- * on beside it. */
+ * (the caller then serializes the parsed result).  The result must be
+ * the last member, or a duplicate key after it would be passed on beside
+ * it, and text jsonrpc_skip_value() accepts: keys without escapes, which
+ * the splice of modern results compares byte for byte. */
 static const char *result_text(const char *line, size_t len, size_t *n) {
   static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
   static const char key[] = ",\"result\":";
-  size_t i = sizeof(head) - 1, start;
-  int depth = 0;
+  const char *end = line + len, *p = line + sizeof(head) - 1, *start;
 
-  if (len < i || memcmp(line, head, i) != 0)
+  if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0 ||
+      (p = skip_id_value(p, end, NULL)) == NULL)
     return NULL;
-  while (i < len && line[i] >= '0' && line[i] <= '9')
-    i++;
-  if (len - i < sizeof(key) || memcmp(line + i, key, sizeof(key) - 1) != 0)
+  if ((size_t)(end - p) < sizeof(key) || memcmp(p, key, sizeof(key) - 1) != 0)
     return NULL;
-  start = i += sizeof(key) - 1;
-  if (line[i] != '{')
+  start = p + sizeof(key) - 1;
+  if (*start != '{' || (p = jsonrpc_skip_value(start, end, 1)) == NULL ||
+      p + 1 != end || *p != '}')
     return NULL;
-  for (; i < len; i++) {
-    char ch = line[i];
-    if (ch == '"') {
-      for (i++; i < len && line[i] != '"'; i++)
-        if (line[i] == '\\')
-          i++;
-    } else if (ch == '{' || ch == '[') {
-      depth++;
-    } else if ((ch == '}' || ch == ']') && --depth == 0) {
-      break;
-    }
-  }
-  if (i + 2 != len || line[i + 1] != '}')
-    return NULL;
-  *n = i + 1 - start;
-  return line + start;
+  *n = (size_t)(p - start);
+  return start;
 }
 
 static void on_response(worker *w, json_object *msg, const char *line,
@@ -508,13 +516,9 @@ static int call_answer(worker *w, const char *line, size_t len) {
   uint64_t id = 0;
   pending *q;
 
-  if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0)
+  if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0 ||
+      (p = skip_id_value(p, end, &id)) == NULL)
     return 0;
-  for (int digits = 0; p < end && *p >= '0' && *p <= '9'; p++)
-    if (++digits > 19)
-      return 0;
-    else
-      id = id * 10 + (uint64_t)(*p - '0');
   if ((size_t)(end - p) < sizeof(key) || memcmp(p, key, sizeof(key) - 1) != 0)
     return 0;
   result = p + sizeof(key) - 1;
@@ -1019,7 +1023,7 @@ int worker_call(plugin *p, const char *method, const char *params, size_t len,
   pending *q;
   char tmp[24];
   const char *num;
-  size_t num_len;
+  size_t num_len, mark;
 
   if (w == NULL || !w->ready || !w->alive || w->wpipe == NULL ||
       (q = pending_add(w, P_CALL)) == NULL)
@@ -1028,6 +1032,7 @@ int worker_call(plugin *p, const char *method, const char *params, size_t len,
   q->done = done;
   *id = q->id;
   /* Written as text: the hot path builds no tree. */
+  mark = w->out.len;
   num = strbuf_format_int64(tmp, (int64_t)q->id, &num_len);
   strbuf_puts(&w->out, "{\"jsonrpc\":\"2.0\",\"id\":");
   strbuf_append(&w->out, num, num_len);
@@ -1036,7 +1041,10 @@ int worker_call(plugin *p, const char *method, const char *params, size_t len,
   strbuf_puts(&w->out, ",\"params\":");
   strbuf_append(&w->out, params, len);
   strbuf_append(&w->out, "}\n", 2);
-  queued(w);
+  if (queued(w, mark) != 0) {
+    pending_free(pending_take(w, q->id));
+    return -1;
+  }
   return 0;
 }
 

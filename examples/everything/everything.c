@@ -309,8 +309,10 @@ static int add_sampled_text(mcpd_call *call, const mcpd_request *req,
     char *next;
 
     if (!json_object_object_get_ex(block, "type", &type) ||
+        !json_object_is_type(type, json_type_string) ||
         strcmp(json_object_get_string(type), "text") != 0 ||
-        !json_object_object_get_ex(block, "text", &text))
+        !json_object_object_get_ex(block, "text", &text) ||
+        !json_object_is_type(text, json_type_string))
       continue;
     next = host->mprintf("%s%s", joined != NULL ? joined : "",
                          json_object_get_string(text));
@@ -357,7 +359,8 @@ static int report_elicitation(mcpd_call *call, const mcpd_request *req,
                               const char *prefix, json_object *result) {
   json_object *action, *content;
 
-  if (!json_object_object_get_ex(result, "action", &action))
+  if (!json_object_object_get_ex(result, "action", &action) ||
+      !json_object_is_type(action, json_type_string))
     return req->host->result_error(
         call, "the client's answer has no action: %s", compact(result));
   if (!json_object_object_get_ex(result, "content", &content))
@@ -515,10 +518,13 @@ static json_object *sampling_params(const char *text, int max_tokens) {
 static const char *form_field(json_object *answer, const char *field) {
   json_object *action, *content, *value;
 
+  /* The client wrote this: any member may be missing or of any type. */
   if (!json_object_object_get_ex(answer, "action", &action) ||
+      !json_object_is_type(action, json_type_string) ||
       strcmp(json_object_get_string(action), "accept") != 0 ||
       !json_object_object_get_ex(answer, "content", &content) ||
-      !json_object_object_get_ex(content, field, &value))
+      !json_object_object_get_ex(content, field, &value) ||
+      !json_object_is_type(value, json_type_string))
     return NULL;
   return json_object_get_string(value);
 }
@@ -531,7 +537,8 @@ static const char *sampled_text(json_object *answer) {
     return "";
   if (json_object_is_type(content, json_type_array))
     content = json_object_array_get_idx(content, 0);
-  if (!json_object_object_get_ex(content, "text", &text))
+  if (!json_object_object_get_ex(content, "text", &text) ||
+      !json_object_is_type(text, json_type_string))
     return "";
   return json_object_get_string(text);
 }

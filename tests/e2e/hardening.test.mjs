@@ -115,6 +115,17 @@ describe('cancellation reaches the plugin', () => {
   });
 });
 
+describe('an on_cancel callback that completes its own call', () => {
+  test('does not hang the loop: the next request is answered', { timeout: 30000 }, async (t) => {
+    const mcpd = await session(t, { plugins: ['good'] });
+    mcpd.write({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'complete_on_cancel', arguments: {} } });
+    await new Promise((r) => setTimeout(r, 100));
+    await mcpd.notify('notifications/cancelled', { requestId: 'c', reason: 'test' });
+    await mcpd.ping({ timeout: 5000 });
+    assert.ok(!mcpd.messages.some((m) => m.id === 'c'), 'a cancelled request was answered');
+  });
+});
+
 describe('the client goes away mid-answer', () => {
   test('last line without newline, stdout already closed: clean exit', async () => {
     const dir = await makePluginDir(['echo']);

@@ -160,6 +160,10 @@ describe('the modern era over HTTP', () => {
       ['bad characters', { region: 'Hello' }, { 'Mcp-Param-Region': '=?base64?SGVs!!!bG8=?=' }, /not valid/],
       ['number differs', { region: 'x', priority: 1 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '2' }, /Priority header does not match/],
       ['header without argument', { region: 'x' }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '1' }, /no argument/],
+      ['hex is not a JSON number', { region: 'x', priority: 16 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '0x10' }, /does not match/],
+      ['a plus sign neither', { region: 'x', priority: 16 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '+16' }, /does not match/],
+      ['a NUL in the decoded value', { region: 'x', priority: 16 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': b64('16\0junk') }, /does not match/],
+      ['past 2^53 a double is not exact', { region: 'x', priority: 9007199254740992 }, { 'Mcp-Param-Region': 'x', 'Mcp-Param-Priority': '9007199254740993.0' }, /does not match/],
     ]) {
       const r = await call(args, headers);
       assertFails(r, 400, -32020, what);

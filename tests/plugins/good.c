@@ -434,6 +434,30 @@ static int good_data_echo(mcpd_call *call, const mcpd_request *req) {
                                  (const char *)req->data);
 }
 
+/* Async; its on_cancel callback completes the call itself, on the
+ * thread that cancels it (the loop, for notifications/cancelled). */
+struct cancel_completes {
+  const mcpd_host *host;
+  mcpd_call *call;
+};
+
+static void complete_now(void *arg) {
+  struct cancel_completes *cc = arg;
+  cc->host->result_text(cc->call, "completed by on_cancel");
+  cc->host->complete(cc->call, MCPD_OK);
+  free(cc);
+}
+
+static int good_complete_on_cancel(mcpd_call *call, const mcpd_request *req) {
+  struct cancel_completes *cc = malloc(sizeof(*cc));
+
+  if (cc == NULL)
+    return MCPD_ERROR;
+  cc->host = req->host;
+  cc->call = call;
+  return req->host->on_cancel(call, complete_now, cc);
+}
+
 /* Sleeps until cancelled, woken by on_cancel() instead of polling. */
 struct waiter {
   pthread_mutex_t lock;
@@ -717,6 +741,13 @@ static const mcpd_tool tools[] = {
         .name = "fail_then_complete",
         .description = "Async; fails at once, completes from a thread later.",
         .call = good_fail_then_complete,
+        .exec = MCPD_EXEC_ASYNC,
+    },
+    {
+        .name = "complete_on_cancel",
+        .description = "Async; waits for cancellation, then its on_cancel "
+                       "callback completes the call.",
+        .call = good_complete_on_cancel,
         .exec = MCPD_EXEC_ASYNC,
     },
     {

@@ -382,41 +382,15 @@ START_TEST(test_skip_value) {
       "123456789012345",
       NULL};
   /* Not JSON, or JSON the check leaves to a parse. */
-  static const char *const unsure[] = {"",
-                                       "{",
-                                       "[",
-                                       "}",
-                                       "{\"a\"}",
-                                       "{\"a\":}",
-                                       "{\"a\":1,}",
-                                       "[1,]",
-                                       "[1 ]",
-                                       " 1",
-                                       "{\"a\":1 }",
-                                       "01",
-                                       "1.",
-                                       "-",
-                                       "+1",
-                                       ".5",
-                                       "1e3",
-                                       "1E-2",
-                                       "1234567890123456",
-                                       "NaN",
-                                       "Infinity",
-                                       "tru",
-                                       "nul",
-                                       "'a'",
-                                       "\"raw\ttab\"",
-                                       "\"\\x\"",
-                                       "\"\\u12\"",
-                                       "\"\\u0000\"",
-                                       "\"\\ud83d\"",
-                                       "\"\\udc00\"",
-                                       "\"unterminated",
-                                       "{1:2}",
-                                       "[1]]",
-                                       "{\"a\":1}x",
-                                       NULL};
+  static const char *const unsure[] = {
+      "", "{", "[", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[1 ]",
+      " 1", "{\"a\":1 }", "01", "1.", "-", "+1", ".5", "1e3", "1E-2",
+      "1234567890123456", "NaN", "Infinity", "tru", "nul", "'a'",
+      "\"raw\ttab\"", "\"\\x\"", "\"\\u12\"", "\"\\u0000\"", "\"\\ud83d\"",
+      "\"\\udc00\"", "\"unterminated", "{1:2}", "[1]]", "{\"a\":1}x",
+      /* escaped keys: readers of the
+       * text compare keys as bytes */
+      "{\"\\u005fmeta\":{}}", "{\"a\\\"b\":1}", NULL};
   char deep[2 * JSONRPC_MAX_DEPTH + 3];
 
   for (size_t i = 0; good[i] != NULL; i++) {

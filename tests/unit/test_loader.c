@@ -98,7 +98,7 @@ START_TEST(test_good_loads) {
   harness_copy(&h, "good.so", "good.so");
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   assert_good_loaded();
-  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 26);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 27);
   ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
   /* A second scan of an unchanged directory changes nothing. */
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 0);
@@ -277,7 +277,7 @@ START_TEST(test_many_refusals_at_once) {
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   assert_good_loaded();
   ck_assert_uint_eq(count_plugins(), 1);
-  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 26);
+  ck_assert_uint_eq(registry_count(&h.srv.registry, REG_TOOL), 27);
 
   log = harness_log(&h);
   for (line = log; *line != '\0'; line = end + 1) {

@@ -515,7 +515,7 @@ START_TEST(test_tools_list) {
   harness_run_until(&h, have_response, &id);
   msg = harness_msg(&h, 0);
   tools = json_path(msg, "result.tools");
-  ck_assert_uint_eq(json_object_array_length(tools), 27);
+  ck_assert_uint_eq(json_object_array_length(tools), 28);
   ck_assert_ptr_null(json_path(msg, "result.nextCursor"));
   for (size_t i = 0; i < json_object_array_length(tools); i++) {
     json_object *t = json_object_array_get_idx(tools, i);
