@@ -782,17 +782,11 @@ static void remote_start(mcpd_call *c, request *r) {
  * of `params` and returned (free() it), or NULL. */
 #define INPUT_KEY_META "io.mcpd/inputKey"
 static char *input_key_take(json_object *params) {
-  json_object *meta = NULL, *key = NULL;
-  char *copy = NULL;
-
-  if (!json_object_object_get_ex(params, "_meta", &meta) ||
-      !json_object_object_get_ex(meta, INPUT_KEY_META, &key))
-    return NULL;
-  if (json_object_is_type(key, json_type_string))
-    copy = strdup(json_object_get_string(key));
-  json_object_object_del(meta, INPUT_KEY_META);
-  if (json_object_object_length(meta) == 0)
-    json_object_object_del(params, "_meta");
+  json_object *key = jsonrpc_meta_take(params, INPUT_KEY_META);
+  char *copy = json_object_is_type(key, json_type_string)
+                   ? strdup(json_object_get_string(key))
+                   : NULL;
+  json_object_put(key);
   return copy;
 }
 

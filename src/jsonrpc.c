@@ -601,6 +601,19 @@ json_object *jsonrpc_notification(const char *method, json_object *params) {
   return msg;
 }
 
+json_object *jsonrpc_meta_take(json_object *params, const char *key) {
+  json_object *meta, *value;
+
+  if (!json_object_object_get_ex(params, "_meta", &meta) ||
+      !json_object_object_get_ex(meta, key, &value))
+    return NULL;
+  json_object_get(value);
+  json_object_object_del(meta, key);
+  if (json_object_object_length(meta) == 0)
+    json_object_object_del(params, "_meta");
+  return value;
+}
+
 const char *jsonrpc_to_string(json_object *msg, size_t *len) {
   return json_object_to_json_string_length(
       msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);

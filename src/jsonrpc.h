@@ -92,6 +92,12 @@ json_object *jsonrpc_error(json_object *id, int code, const char *message,
                            json_object *data);
 json_object *jsonrpc_notification(const char *method, json_object *params);
 
+/* Takes member `key` out of params._meta, and _meta out of params when it
+ * is left empty: mcpd's own tags between host and worker, which must not
+ * travel further.  Returns the member (a reference the caller puts), or
+ * NULL when there is none. */
+json_object *jsonrpc_meta_take(json_object *params, const char *key);
+
 /* Serializes compactly (no newlines, no escaped slashes). */
 const char *jsonrpc_to_string(json_object *msg, size_t *len);
 

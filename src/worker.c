@@ -350,16 +350,11 @@ static void settle(worker *w) {
 
 /* Removes and returns `_meta["io.mcpd/related"]` of params as an id, or 0. */
 static uint64_t take_related(json_object *params) {
-  json_object *meta, *rel;
-  uint64_t id = 0;
-  if (!json_object_object_get_ex(params, "_meta", &meta) ||
-      !json_object_object_get_ex(meta, "io.mcpd/related", &rel))
-    return 0;
-  if (json_object_is_type(rel, json_type_int))
-    id = (uint64_t)json_object_get_int64(rel);
-  json_object_object_del(meta, "io.mcpd/related");
-  if (json_object_object_length(meta) == 0)
-    json_object_object_del(params, "_meta");
+  json_object *rel = jsonrpc_meta_take(params, "io.mcpd/related");
+  uint64_t id = json_object_is_type(rel, json_type_int)
+                    ? (uint64_t)json_object_get_int64(rel)
+                    : 0;
+  json_object_put(rel);
   return id;
 }
 
