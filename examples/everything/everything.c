@@ -254,26 +254,47 @@ static const char *compact(json_object *value) {
       value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+/* Asks `method` with `params` (consumed) under `key` (NULL: mcpd makes
+ * one from what is asked) and returns the client's answer, or NULL with
+ * the reason in *why (host->free() it): in the 2026-07-28 era, NULL is also
+ * "not answered yet" -- the call's result then becomes input_required whatever
+ * the tool answers. */
+static json_object *ask_keyed(mcpd_call *call, const mcpd_request *req,
+                              const char *key, const char *method,
+                              json_object *params, char **why) {
+  json_object *result = NULL;
+
+  *why = NULL;
+  if (params == NULL) {
+    *why = req->host->mprintf("out of memory");
+    return NULL;
+  }
+  if (req->host->client_request_wait_keyed(call, key, method, params, &result,
+                                           why) != MCPD_OK) {
+    if (*why == NULL)
+      *why = req->host->mprintf("%s", req->host->last_error());
+    return NULL;
+  }
+  return result;
+}
+
 /* Sends `params` (consumed) and waits for the client's result, on the
  * pool.  On failure -- the client lacks the capability, answered with an
  * error, never answered -- the call gets an isError result saying why,
  * and NULL is returned. */
 static json_object *ask_client(mcpd_call *call, const mcpd_request *req,
                                const char *method, json_object *params) {
-  const mcpd_host *host = req->host;
-  json_object *result = NULL;
-  char *error = NULL;
+  json_object *result;
+  char *why;
 
   if (params == NULL) {
-    host->result_error(call, "%s: out of memory", req->name);
+    req->host->result_error(call, "%s: out of memory", req->name);
     return NULL;
   }
-  if (host->client_request_wait(call, method, params, &result, &error) !=
-      MCPD_OK) {
-    host->result_error(call, "%s failed: %s", method,
-                       error != NULL ? error : host->last_error());
-    host->free(error);
-    return NULL;
+  if ((result = ask_keyed(call, req, NULL, method, params, &why)) == NULL) {
+    req->host->result_error(call, "%s failed: %s", method,
+                            why != NULL ? why : "out of memory");
+    req->host->free(why);
   }
   return result;
 }
@@ -467,29 +488,6 @@ static int tool_elicitation_enums(mcpd_call *call, const mcpd_request *req) {
  * questions under fixed keys ("user_name", "capital_question", ...), so
  * these tools name them with client_request_wait_keyed().  For a legacy
  * client the key is not sent: each question is an ordinary request. */
-
-/* Asks `method` with `params` (consumed) under `key` and returns the
- * client's answer, or NULL with the reason in *why (host->free() it):
- * in the 2026-07-28 era, NULL is also "not answered yet" -- the call's
- * result then becomes input_required whatever the tool answers. */
-static json_object *ask_keyed(mcpd_call *call, const mcpd_request *req,
-                              const char *key, const char *method,
-                              json_object *params, char **why) {
-  json_object *result = NULL;
-
-  *why = NULL;
-  if (params == NULL) {
-    *why = req->host->mprintf("out of memory");
-    return NULL;
-  }
-  if (req->host->client_request_wait_keyed(call, key, method, params, &result,
-                                           why) != MCPD_OK) {
-    if (*why == NULL)
-      *why = req->host->mprintf("%s", req->host->last_error());
-    return NULL;
-  }
-  return result;
-}
 
 static json_object *form_params(const char *message, const char *schema) {
   json_object *params = json_object_new_object();
