@@ -58,7 +58,7 @@ typedef struct batch {
  * result) and error messages quoting input cut to fit a buffer may not be;
  * such bytes become U+FFFD here, whatever path built the message.  Bit i
  * of `trusted` marks parts[i] as known to be valid already. */
-static void write_out(session *s, json_object *related, int answer,
+static void write_out(session *s, json_object *related, int answer, int code,
                       const char *const *parts, const size_t *lens, int n,
                       unsigned trusted) {
   size_t total = 0, off = 0, len;
@@ -72,7 +72,7 @@ static void write_out(session *s, json_object *related, int answer,
       valid = 0;
   }
   if (valid) {
-    s->io.write(s->io.ctx, related, answer, parts, lens, n);
+    s->io.write(s->io.ctx, related, answer, code, parts, lens, n);
     return;
   }
   if ((joined = malloc(total + 1)) == NULL) {
@@ -90,7 +90,7 @@ static void write_out(session *s, json_object *related, int answer,
     return;
   }
   text = fixed;
-  s->io.write(s->io.ctx, related, answer, &text, &len, 1);
+  s->io.write(s->io.ctx, related, answer, code, &text, &len, 1);
   free(fixed);
 }
 
@@ -148,6 +148,7 @@ static void send_related(session *s, json_object *related, json_object *msg) {
   /* Whatever has no method -- a response, a batch of them, an error --
    * is an answer. */
   int answer = !json_object_object_get_ex(msg, "method", NULL);
+  json_object *error = NULL, *code = NULL;
 
   if (s->tag_related && related != NULL && !answer &&
       tag_related(msg, related) != 0) {
@@ -155,8 +156,10 @@ static void send_related(session *s, json_object *related, json_object *msg) {
     json_object_put(msg);
     return;
   }
+  if (answer && json_object_object_get_ex(msg, "error", &error))
+    json_object_object_get_ex(error, "code", &code);
   text = jsonrpc_to_string(msg, &len);
-  write_out(s, related, answer, &text, &len, 1, 0);
+  write_out(s, related, answer, json_object_get_int(code), &text, &len, 1, 0);
   json_object_put(msg);
 }
 
@@ -551,7 +554,7 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
     lens[n++] = 1;
     /* The envelope is ours and the id came from checked input: only the
      * result may need looking at. */
-    write_out(s, r->id, 1, parts, lens, n, checked ? ~0u : ~(1u << at));
+    write_out(s, r->id, 1, 0, parts, lens, n, checked ? ~0u : ~(1u << at));
   }
   request_done(r);
 }

@@ -26,12 +26,14 @@ struct batch;
  * errors for input that never became a request).  It is borrowed for the
  * call.  `answer` is nonzero for a response (or a batch of them, or an
  * error for input that never became a request): the last message of its
- * request; zero for a notification or a request to the client.  A
- * transport with one stream (stdio) ignores both; HTTP sends a related
- * message on that request's own POST and ends it with the answer. */
+ * request; zero for a notification or a request to the client.  `code`
+ * is the JSON-RPC error code an answer carries, 0 for a result (and for
+ * a batch).  A transport with one stream (stdio) ignores all three; HTTP
+ * sends a related message on that request's own POST and ends it with
+ * the answer, whose status follows `code` in the 2026-07-28 era. */
 typedef void (*session_write_fn)(void *ctx, json_object *related, int answer,
-                                 const char *const *parts, const size_t *lens,
-                                 int n);
+                                 int code, const char *const *parts,
+                                 const size_t *lens, int n);
 
 typedef struct session_io {
   session_write_fn write;

@@ -361,7 +361,7 @@ static hsession *session_find(streamable *h, const char *id) {
 /* Routes what the session writes.  A response goes to its request's
  * channel; a message that relates to a request goes there too; the rest
  * goes to the standalone stream.  (session_write_fn) */
-static void session_write(void *ctx, json_object *related, int answer,
+static void session_write(void *ctx, json_object *related, int answer, int code,
                           const char *const *parts, const size_t *lens, int n) {
   hsession *hs = ctx;
   streamable *h = hs->h;
@@ -591,28 +591,6 @@ static unsigned modern_status_of_code(int code) {
   }
 }
 
-/* The status of an answer given as text: 200 for a result, else that of
- * its error code.  Errors are short, so long text is a result and is not
- * parsed again. */
-static unsigned modern_status(const char *text, size_t len) {
-  json_tokener *tok;
-  json_object *m, *e, *code;
-  unsigned status = 200;
-
-  if (len > 65536 || memmem(text, len, "\"error\"", 7) == NULL)
-    return 200;
-  if ((tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL)
-    return 200;
-  m = json_tokener_parse_ex(tok, text, (int)len);
-  if (json_object_object_get_ex(m, "error", &e) &&
-      json_object_object_get_ex(e, "code", &code) &&
-      json_object_is_type(code, json_type_int))
-    status = modern_status_of_code(json_object_get_int(code));
-  json_object_put(m);
-  json_tokener_free(tok);
-  return status;
-}
-
 /* A request header as the modern era compares it, into `out`: spaces and
  * tabs around it trimmed, and "=?base64?...?=" decoded.  Returns 1 when
  * present, 0 when absent, -1 when its encoding is bad. */
@@ -720,7 +698,7 @@ static void mpost_sse(mpost *p, const char *const *parts, const size_t *lens,
 
 /* session_write_fn of a modern POST's session: everything it writes
  * belongs to the one request. */
-static void mpost_write(void *ctx, json_object *related, int answer,
+static void mpost_write(void *ctx, json_object *related, int answer, int code,
                         const char *const *parts, const size_t *lens, int n) {
   mpost *p = ctx;
   (void)related;
@@ -739,7 +717,7 @@ static void mpost_write(void *ctx, json_object *related, int answer,
       if (b.failed)
         respond_error(p->x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
       else
-        http_exchange_respond(p->x, modern_status(b.data, b.len), json_media,
+        http_exchange_respond(p->x, modern_status_of_code(code), json_media,
                               b.data, b.len);
       strbuf_free(&b);
     }

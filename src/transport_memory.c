@@ -17,13 +17,13 @@ void memory_transport_init(memory_transport *t,
 }
 
 void memory_transport_write(void *ctx, json_object *related, int answer,
-                            const char *const *parts, const size_t *lens,
-                            int n) {
+                            int code, const char *const *parts,
+                            const size_t *lens, int n) {
   memory_transport *t = ctx;
   size_t total = 0, off = 0;
   char *text;
 
-  (void)related, (void)answer;
+  (void)related, (void)answer, (void)code;
   for (int i = 0; i < n; i++)
     total += lens[i];
   if (t->n == t->cap) {

@@ -27,8 +27,8 @@ void memory_transport_init(memory_transport *t,
 /* A session_write_fn; `ctx` is the transport.  Out of memory, the message
  * is dropped with a log line. */
 void memory_transport_write(void *ctx, json_object *related, int answer,
-                            const char *const *parts, const size_t *lens,
-                            int n);
+                            int code, const char *const *parts,
+                            const size_t *lens, int n);
 /* Forgets every kept message. */
 void memory_transport_clear(memory_transport *t);
 void memory_transport_free(memory_transport *t);

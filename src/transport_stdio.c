@@ -305,12 +305,12 @@ static int accepting(stdio_transport *t) {
 }
 
 void stdio_transport_write(void *ctx, json_object *related, int answer,
-                           const char *const *parts, const size_t *lens,
-                           int n) {
+                           int code, const char *const *parts,
+                           const size_t *lens, int n) {
   stdio_transport *t = ctx;
   size_t total = 1;
 
-  (void)related, (void)answer; /* one stream carries everything */
+  (void)related, (void)answer, (void)code; /* one stream carries everything */
   if (!accepting(t))
     return;
   for (int i = 0; i < n; i++)

@@ -46,7 +46,8 @@ void stdio_transport_stop_reading(stdio_transport *t);
 /* Queues one message (a session_write_fn; `ctx` is the transport).  Every
  * message written while a read is being handled goes out in one write. */
 void stdio_transport_write(void *ctx, json_object *related, int answer,
-                           const char *const *parts, const size_t *lens, int n);
+                           int code, const char *const *parts,
+                           const size_t *lens, int n);
 /* Flushes what is queued (unless `force`), closes the handles and frees
  * the transport; `done` (may be NULL) runs afterwards with `arg`. */
 void stdio_transport_close(stdio_transport *t, void (*done)(void *arg),
