@@ -982,8 +982,9 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   /* An INLINE callback holds the loop until it returns: no timer can
    * fire before then (the watchdog covers it at exit). */
   if (a->entry->exec != MCPD_EXEC_INLINE && e->opts != NULL)
-    deadline_start(c, options_deadline(e->opts, c->plugin->name,
-                                       c->kind == CALL_TOOL ? c->name : NULL));
+    deadline_start(
+        c, plugin_settings_deadline(e->opts, c->plugin->name,
+                                    c->kind == CALL_TOOL ? c->name : NULL));
 
   if (c->plugin->isolated) {
     remote_start(c, r);

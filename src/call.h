@@ -18,7 +18,7 @@
 
 #include "hostq.h"
 #include "mcpd.h"
-#include "options.h"
+#include "plugin_settings.h"
 #include "registry.h"
 #include "request_state.h"
 #include "session.h"
@@ -44,9 +44,9 @@ typedef struct call_exec {
                  request *r);
   /* How long a plugin's request to the client waits for its answer. */
   uint64_t request_timeout_ms;
-  /* Where each call's deadline comes from (options_deadline); NULL for
-   * none. */
-  const options *opts;
+  /* Where each call's deadline comes from (plugin_settings_deadline);
+   * NULL for none. */
+  const plugin_settings *opts;
   /* POOL calls of one plugin running at once; more wait their turn, so
    * one plugin cannot take every worker thread. */
   unsigned pool_cap;

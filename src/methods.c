@@ -790,7 +790,7 @@ void methods_resource_updated(methods_ctx *ctx, const char *uri) {
     }
 }
 
-int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
+int methods_init(methods_ctx *ctx, registry *reg, const methods_settings *opts,
                  call_exec *exec) {
   memset(ctx, 0, sizeof(*ctx));
   ctx->registry = reg;

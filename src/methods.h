@@ -9,13 +9,13 @@
 #include <json-c/json.h>
 
 #include "call.h"
-#include "options.h"
+#include "methods_settings.h"
 #include "registry.h"
 #include "session.h"
 
 typedef struct methods_ctx {
   registry *registry;
-  const options *opts;
+  const methods_settings *opts;
   call_exec *exec;
   struct lh_table *subscriptions; /* URI -> who subscribed, what was told */
   /* Open subscriptions/listen streams (2026-07-28), newest first. */
@@ -29,7 +29,7 @@ typedef struct methods_ctx {
   void *arg;
 } methods_ctx;
 
-int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
+int methods_init(methods_ctx *ctx, registry *reg, const methods_settings *opts,
                  call_exec *exec);
 /* Forgets every subscription without telling plugins (they are being
  * unloaded too). */

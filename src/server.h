@@ -16,15 +16,15 @@
 #include "call.h"
 #include "loader.h"
 #include "methods.h"
-#include "options.h"
 #include "registry.h"
 #include "session.h"
+#include "settings.h"
 #include "transport_stdio.h"
 #include "watch.h"
 
 typedef struct server {
   uv_loop_t *loop;
-  options *opts;
+  settings *opts; /* all of them; each part goes to its owner */
   registry registry;
   loader loader;
   call_exec exec;
@@ -62,7 +62,7 @@ typedef struct server {
   int exit_hard; /* calls still run on threads: skip unloading at exit */
 } server;
 
-int server_init(server *srv, uv_loop_t *loop, options *opts);
+int server_init(server *srv, uv_loop_t *loop, settings *opts);
 /* Loads the plugins.  With `serve`, also starts signals, the parent
  * watchdog and the watch on plugin directories (--list and --call pass
  * 0).  In worker mode it sets the resource limits and loads the one

@@ -127,7 +127,7 @@ typedef struct hsession {
 
 struct streamable {
   uv_loop_t *loop;
-  const options *opts;
+  const http_settings *opts;
   streamable_cb cb;
   http_transport *http;
   auth *auth; /* NULL: no token source, no authorization */
@@ -210,7 +210,7 @@ static void open_stream(channel *c) {
   c->sse = 1;
   c->attached = c->last_byte = now_of(c);
   if (modern(c->hs)) {
-    const options *o = c->hs->h->opts;
+    const http_settings *o = c->hs->h->opts;
     char prime[96];
     int n = snprintf(
         prime, sizeof(prime), "id: %u-%llu\nretry: %llu\ndata: \n\n", c->num,
@@ -1187,7 +1187,7 @@ static void closed_cb(void *arg, http_exchange *x) {
 /* --- time --------------------------------------------------------------- */
 
 static void tick_session(streamable *h, hsession *hs, uint64_t now) {
-  const options *o = h->opts;
+  const http_settings *o = h->opts;
   static const char keepalive[] = ":\n\n";
   channel *c, *next;
   size_t detached = 0;
@@ -1254,14 +1254,14 @@ static int loopback_listen(const char *listen) {
          strncmp(listen, "[::1]:", 6) == 0;
 }
 
-streamable *streamable_new(uv_loop_t *loop, const options *o,
+streamable *streamable_new(uv_loop_t *loop, const http_settings *o,
                            const streamable_cb *cb) {
   http_transport_cb tcb = {request_cb, closed_cb, NULL};
   streamable *h;
   uint64_t tick;
 
   if (!loopback_listen(o->listen) && !o->allow_remote &&
-      o->auth_token_file == NULL && o->auth_jwks == NULL) {
+      o->auth.auth_token_file == NULL && o->auth.auth_jwks == NULL) {
     log_error("--listen %s: not a loopback address, and nothing "
               "authenticates clients; give a token source (--auth-token-file, "
               "--auth-jwks) or --allow-remote if a proxy in front does",
@@ -1298,7 +1298,7 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
     char url[200];
     snprintf(url, sizeof(url), "%s" MCP_PATH,
              strncmp(a, "unix:", 5) ? a : "http://localhost");
-    if (auth_new(o, url, &h->auth) != 0) {
+    if (auth_new(&o->auth, url, &h->auth) != 0) {
       streamable_close(h, NULL, NULL, 1);
       return NULL;
     }

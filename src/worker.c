@@ -719,7 +719,7 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
 
 /* The plugin's config as a file the worker reads on fd 3. */
 static int config_fd(worker *w) {
-  json_object *cfg = options_plugin_config(w->env->opts, w->p->name);
+  json_object *cfg = plugin_settings_config(w->env->opts->plugins, w->p->name);
   const char *text =
       cfg ? json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN)
           : "null";
@@ -762,7 +762,7 @@ static void close_all(const int to[2], const int from[2], int cfg) {
 }
 
 static int spawn(worker *w) {
-  const options *o = w->env->opts;
+  const worker_settings *o = w->env->opts;
   uv_process_options_t po;
   uv_stdio_container_t stdio[4];
   char threads[24], level[16], limits[3][24];
@@ -810,7 +810,7 @@ static int spawn(worker *w) {
     static const char *const flags[] = {"--rlimit-as", "--rlimit-cpu",
                                         "--rlimit-nofile"};
     for (int i = 0; i < 3; i++) {
-      uint64_t v = options_limit(o, w->p->name, keys[i]);
+      uint64_t v = plugin_settings_limit(o->plugins, w->p->name, keys[i]);
       if (v == 0)
         continue;
       snprintf(limits[i], sizeof(limits[i]), "%llu", (unsigned long long)v);

@@ -23,8 +23,8 @@
 #include <uv.h>
 
 #include "loader.h"
-#include "options.h"
 #include "registry.h"
+#include "worker_settings.h"
 
 typedef struct worker worker;
 
@@ -33,7 +33,7 @@ typedef struct worker worker;
 typedef struct worker_env {
   uv_loop_t *loop;
   registry *registry;
-  const options *opts;
+  const worker_settings *opts;
   /* The registry changed: announce list_changed. */
   void (*changed_cb)(void *arg);
   /* A notification from the worker (progress, a log line, ...), its

@@ -1,6 +1,6 @@
 /* unit.h -- the suites of tests/unit/unit_tests and the harness they share.
  *
- * The harness is a real server on the in-memory transport: options parsed
+ * The harness is a real server on the in-memory transport: settings parsed
  * from a command line, a libuv loop, server_init(), a plugin directory of
  * its own, log lines captured in a file, and sessions opened on the server
  * whose every message is kept as serialized JSON, in order. */
@@ -14,9 +14,9 @@
 #include <json-c/json.h>
 #include <uv.h>
 
-#include "options.h"
 #include "server.h"
 #include "session.h"
+#include "settings.h"
 #include "transport_memory.h"
 
 #ifndef MCPD_FIXTURES_DIR
@@ -41,7 +41,7 @@ Suite *content_suite(void);
 Suite *server_suite(void);
 Suite *watch_suite(void);
 Suite *auth_suite(void);
-Suite *options_suite(void);
+Suite *settings_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
@@ -54,7 +54,7 @@ typedef struct harness {
   char dir[PATH_MAX];      /* the private plugin directory (0700) */
   char log_path[PATH_MAX]; /* where log lines go */
   int log_fd;
-  options opts;
+  settings opts;
   uv_loop_t loop;
   server srv;
   uv_timer_t deadline; /* bounds harness_wait() */
