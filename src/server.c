@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "server.h"
+#include "settings.h"
 #include "watchdog.h"
 
 /* How long calls in flight may run after input ended, then how long they

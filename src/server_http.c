@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "server_http.h"
+#include "settings.h"
 #include "streamable.h"
 #include "watchdog.h"
 

@@ -389,6 +389,8 @@ static void store_number(settings *s, const setting *row, uint64_t v) {
     *(int *)field(s, row) = (int)v;
 }
 
+/* The defaults of the numbers, booleans and levels; strings are NULL but
+ * for --transport's. */
 static void apply_defaults(settings *s) {
   for (size_t i = 0; i < N_ROWS; i++)
     if (table[i].type != SETTING_STRING && table[i].type != SETTING_CUSTOM)
