@@ -161,6 +161,8 @@ static int set_plugin_configs(parser *p, const setting *row, const char *text,
   return 0;
 }
 
+/* --list, --call TOOL, --help, --version: what mcpd does instead of
+ * serving. */
 static int set_mode(parser *p, const setting *row, const char *text,
                     json_object *val) {
   static const struct {
@@ -174,7 +176,7 @@ static int set_mode(parser *p, const setting *row, const char *text,
   for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
     if (strcmp(row->flag, modes[i].flag) == 0)
       p->s->mode = modes[i].mode;
-  if (p->s->mode == MODE_CALL)
+  if (strcmp(row->flag, "call") == 0)
     p->s->call_tool = text;
   /* --help and --version end parsing: what follows is not looked at. */
   return p->s->mode == MODE_HELP || p->s->mode == MODE_VERSION;
