@@ -1,4 +1,5 @@
-/* streamable.c -- MCP over HTTP.
+/* streamable.c -- MCP over HTTP: the endpoint (which path, method and era
+ * each request takes) and the sessions of the legacy revisions.
  *
  * Streamable HTTP (/mcp).  A client's session starts with a POSTed
  * `initialize` and is named by the Mcp-Session-Id we hand back.  Every

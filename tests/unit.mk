@@ -4,7 +4,8 @@
 # subscribe).
 # The loader, crash, tools, content and server suites load the check-only
 # fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
-# directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
+# directories are compiled in as absolute paths; streamable_modern, calls and
+# subscribe also load examples/everything (the conformance fixture).  Run one suite with CK_RUN_SUITE=loader, or
 # everything without fork under valgrind with CK_FORK=no (leave out the
 # crash suite then: its test is meant to die of SIGSEGV).
 if HAVE_CHECK
