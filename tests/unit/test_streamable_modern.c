@@ -146,6 +146,23 @@ static void answer_free(answer *a) {
   json_object_put(a->body);
 }
 
+/* The body of a chunked answer without its chunk framing, in place. */
+static void unchunk(char *body) {
+  char *in = body, *out = body, *end;
+  unsigned long size;
+
+  while ((size = strtoul(in, &end, 16)) > 0 && strncmp(end, "\r\n", 2) == 0) {
+    in = end + 2;
+    ck_assert_uint_le(size, strlen(in));
+    memmove(out, in, size);
+    out += size;
+    in += size;
+    ck_assert_int_eq(strncmp(in, "\r\n", 2), 0);
+    in += 2;
+  }
+  *out = '\0';
+}
+
 /* POSTs `body` to /mcp with `headers` (each a whole line, "\r\n" ended,
  * may be ""), and reads the whole answer (the server closes it). */
 static answer post(const char *headers, const char *body) {
@@ -174,6 +191,8 @@ static answer post(const char *headers, const char *body) {
   ck_assert_ptr_nonnull(split);
   a.head = strndup(c.response, (size_t)(split - c.response));
   a.raw = strdup(split + 4);
+  if (strcasestr(a.head, "Transfer-Encoding: chunked") != NULL)
+    unchunk(a.raw);
   a.body = json_tokener_parse(a.raw);
   free(c.response);
   /* Whatever the answer, the POST's session is gone with it. */
@@ -319,6 +338,33 @@ START_TEST(test_param_headers_by_value) {
 }
 END_TEST
 
+START_TEST(test_progress_turns_into_a_stream) {
+  answer a = post(
+      STD_HEADERS("tools/call") "Mcp-Name: test_tool_with_progress\r\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+      "\"name\":\"test_tool_with_progress\",\"arguments\":{},\"_meta\":{"
+      "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+      "\"io.modelcontextprotocol/clientCapabilities\":{},"
+      "\"progressToken\":\"p\"}}}");
+  const char *progress, *result;
+
+  /* Said something before its response: an SSE stream, 200, whose last
+   * event is the response; no event ids (nothing to resume). */
+  ck_assert_int_eq(a.status, 200);
+  ck_assert_ptr_nonnull(strcasestr(a.head, "Content-Type: text/event-stream"));
+  progress = strstr(a.raw, "event: message\ndata: {\"jsonrpc\":\"2.0\","
+                           "\"method\":\"notifications/progress\"");
+  result = strstr(a.raw, "event: message\ndata: {\"jsonrpc\":\"2.0\","
+                         "\"id\":4,\"result\":{\"resultType\":\"complete\"");
+  ck_assert_ptr_nonnull(progress);
+  ck_assert_ptr_nonnull(result);
+  ck_assert(progress < result);
+  ck_assert_ptr_null(strstr(a.raw, "\nid:"));
+  ck_assert_ptr_null(strstr(result + 1, "event: message"));
+  answer_free(&a);
+}
+END_TEST
+
 START_TEST(test_era_chosen_per_post) {
   answer a;
 
@@ -373,6 +419,7 @@ Suite *streamable_modern_suite(void) {
   tcase_add_test(tc, test_status_follows_error_code);
   tcase_add_test(tc, test_standard_headers_checked);
   tcase_add_test(tc, test_param_headers_by_value);
+  tcase_add_test(tc, test_progress_turns_into_a_stream);
   tcase_add_test(tc, test_era_chosen_per_post);
   suite_add_tcase(s, tc);
   tc = tcase_create("legacy");
