@@ -12,14 +12,13 @@
 #include "methods_settings.h"
 #include "registry.h"
 #include "session.h"
+#include "subscribe.h"
 
 typedef struct methods_ctx {
   registry *registry;
   const methods_settings *opts;
   call_exec *exec;
-  struct lh_table *subscriptions; /* URI -> who subscribed, what was told */
-  /* Open subscriptions/listen streams (2026-07-28), newest first. */
-  struct listener *listeners;
+  subscribe_ctx subs; /* subscriptions and listen streams */
   /* Runs on the loop when a session's roots changed (the owner tells the
    * plugins). */
   void (*roots_changed_cb)(void *arg);

@@ -287,7 +287,7 @@ void harness_initialize(harness *h, const char *version) {
   msg = harness_msg(h, 0);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.protocolVersion")),
-      session_negotiate(version));
+      era_negotiate(version));
   json_object_put(msg);
   harness_line(h, "{\"jsonrpc\":\"2.0\","
                   "\"method\":\"notifications/initialized\"}");

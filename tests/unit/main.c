@@ -62,6 +62,10 @@ int main(void) {
   srunner_add_suite(sr, watch_suite());
   srunner_add_suite(sr, auth_suite());
   srunner_add_suite(sr, settings_suite());
+  srunner_add_suite(sr, era_suite());
+  srunner_add_suite(sr, streamable_modern_suite());
+  srunner_add_suite(sr, calls_suite());
+  srunner_add_suite(sr, subscribe_suite());
 
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

@@ -42,6 +42,10 @@ Suite *server_suite(void);
 Suite *watch_suite(void);
 Suite *auth_suite(void);
 Suite *settings_suite(void);
+Suite *era_suite(void);
+Suite *streamable_modern_suite(void);
+Suite *calls_suite(void);
+Suite *subscribe_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
