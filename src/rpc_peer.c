@@ -126,7 +126,7 @@ static void slot_remove(rpc_peer *p, const rpc_entry *e) {
 }
 
 int rpc_peer_add(rpc_peer *p, rpc_entry *e, rpc_reply_cb cb) {
-  if ((p->count + 1) * 2 > p->cap && grow(p) != 0)
+  if (p->slots == NULL || ((p->count + 1) * 2 > p->cap && grow(p) != 0))
     return -1;
   e->n = ++p->next;
   if (p->prefix != NULL)

@@ -88,7 +88,8 @@ typedef struct rpc_peer {
 int rpc_peer_init(rpc_peer *p, uv_loop_t *loop, const char *prefix);
 /* Frees what the peer holds.  Entries still pending are forgotten without
  * their callbacks: call rpc_peer_fail_all() first.  The write queue's
- * idle handle is closed (and freed by its own close callback). */
+ * idle handle is closed (and freed by its own close callback).  A closed
+ * peer takes no more entries; closing it again does nothing. */
 void rpc_peer_close(rpc_peer *p);
 
 /* Ids start again at 1 (a new connection).  Only while none is pending. */

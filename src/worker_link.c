@@ -470,6 +470,8 @@ void worker_shutdown(void) {
     settle(w);
     rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR, "mcpd is exiting",
                       NULL);
+    /* Its write queue's handle closes now, before the server's uv_walk. */
+    rpc_peer_close(&w->peer);
     worker_process_abandon(&w->proc);
   }
 }

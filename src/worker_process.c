@@ -416,13 +416,10 @@ static void kill_cb(uv_timer_t *t) {
 
 void worker_process_stop(worker_process *wp) {
   wp->stopping = 1;
-  if (wp->restart == NULL) {
-    /* It never got its timer: nothing of it is open. */
-    framer_free(&wp->in);
-    wp->ev.gone(wp->ev.arg);
+  if (wp->gone)
     return;
-  }
-  uv_timer_stop(wp->restart);
+  if (wp->restart != NULL)
+    uv_timer_stop(wp->restart);
   if (wp->alive) {
     /* EOF asks it to exit; SIGKILL if it does not. */
     close_pipes(wp);
@@ -441,12 +438,13 @@ static void proc_closed_cb(uv_handle_t *h) {
 
 void worker_process_abandon(worker_process *wp) {
   wp->stopping = 1;
-  if (wp->restart == NULL) {
-    framer_free(&wp->in);
-    wp->ev.gone(wp->ev.arg);
+  if (wp->gone)
     return;
-  }
-  uv_timer_stop(wp->restart);
+  /* Every handle is closing when this returns: the server's uv_walk
+   * closes whatever is not. */
+  if (wp->restart != NULL)
+    uv_close((uv_handle_t *)wp->restart, free_handle_cb);
+  wp->restart = NULL;
   close_pipes(wp);
   if (wp->proc != NULL && !uv_is_closing((uv_handle_t *)wp->proc)) {
     /* Not waiting for it: it has its EOF, and the parent's death would
@@ -457,18 +455,18 @@ void worker_process_abandon(worker_process *wp) {
   maybe_gone(wp);
 }
 
-static void restart_closed_cb(uv_handle_t *h) {
-  worker_process *wp = h->data;
-  free(h);
-  framer_free(&wp->in);
-  wp->ev.gone(wp->ev.arg);
-}
-
 /* Lets the owner free a stopped worker once its process and pipes are
- * gone: the last handle to close is the timer. */
+ * gone.  The timer closes in the same loop turn as the owner's handles
+ * (the write queue's), so that a uv_walk at exit finds all of them
+ * closing or none; its close callback needs nothing of `wp`. */
 static void maybe_gone(worker_process *wp) {
   if (!wp->stopping || wp->alive || !pipes_gone(wp) || wp->proc != NULL ||
-      wp->restart == NULL || uv_is_closing((uv_handle_t *)wp->restart))
+      wp->gone)
     return;
-  uv_close((uv_handle_t *)wp->restart, restart_closed_cb);
+  wp->gone = 1;
+  if (wp->restart != NULL)
+    uv_close((uv_handle_t *)wp->restart, free_handle_cb);
+  wp->restart = NULL;
+  framer_free(&wp->in);
+  wp->ev.gone(wp->ev.arg);
 }

@@ -34,8 +34,9 @@ typedef struct worker_process_events {
                  int stopping);
   /* Something about the process worth telling every client. */
   void (*report)(void *arg, const char *message);
-  /* After worker_process_stop() or _abandon(), every handle is closed:
-   * the owner may free the struct. */
+  /* After worker_process_stop() or _abandon(), the process and its pipes
+   * are gone: the owner may free the struct (this runs inside whatever
+   * call of this module found so, which touches `wp` no more). */
   void (*gone)(void *arg);
   void *arg;
 } worker_process_events;
@@ -54,6 +55,7 @@ typedef struct worker_process {
   int alive;    /* the process runs */
   int stopping; /* it is being ended for good */
   int parked;
+  int gone;              /* ev.gone ran */
   unsigned crashes;      /* in the current window */
   uint64_t window_start; /* of that window */
   uv_timer_t *restart;   /* backoff, the start timeout, or the kill at stop */
