@@ -1,5 +1,5 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
-# request_state, negotiation, session, schema, uritpl, registry, loader, crash, tools,
+# rpc_peer, request_state, negotiation, session, schema, uritpl, registry, loader, crash, tools,
 # content, server, watch, auth, options).
 # The loader, crash, tools, content and server suites load the check-only
 # fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
@@ -16,6 +16,7 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/main.c \
 	tests/unit/test_framer.c \
 	tests/unit/test_jsonrpc.c \
+	tests/unit/test_rpc_peer.c \
 	tests/unit/test_request_state.c \
 	tests/unit/test_session.c \
 	tests/unit/test_schema.c \
