@@ -1,6 +1,8 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
 # rpc_peer, request_state, negotiation, session, schema, uritpl, registry, loader, crash, tools,
-# content, server, watch, auth, options).
+# content, server, watch, auth, options, worker).
+# The worker suite runs the built src/mcpd as `mcpd --worker` on the fault
+# fixture.
 # The loader, crash, tools, content and server suites load the check-only
 # fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
 # directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
@@ -28,10 +30,12 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_server.c \
 	tests/unit/test_watch.c \
 	tests/unit/test_auth.c \
-	tests/unit/test_options.c
+	tests/unit/test_options.c \
+	tests/unit/test_worker.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
-	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'
+	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"' \
+	-DMCPD_BIN='"$(abs_top_builddir)/src/mcpd"'
 tests_unit_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JWT_CFLAGS)
 tests_unit_unit_tests_LDADD = src/libmcpdhttp.la src/libmcpdcore.la \
 	$(CHECK_LIBS) $(JSONC_LIBS) $(UV_LIBS) $(JWT_LIBS) $(CRYPTO_LIBS)

@@ -63,6 +63,7 @@ int main(void) {
   srunner_add_suite(sr, watch_suite());
   srunner_add_suite(sr, auth_suite());
   srunner_add_suite(sr, options_suite());
+  srunner_add_suite(sr, worker_suite());
 
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

@@ -43,6 +43,7 @@ Suite *server_suite(void);
 Suite *watch_suite(void);
 Suite *auth_suite(void);
 Suite *options_suite(void);
+Suite *worker_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
