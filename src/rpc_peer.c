@@ -125,15 +125,25 @@ static void slot_remove(rpc_peer *p, const rpc_entry *e) {
   }
 }
 
+/* "<prefix><n>" into e->id, without printf: this runs for every
+ * forwarded call. */
+static void set_id_text(const rpc_peer *p, rpc_entry *e) {
+  char tmp[24];
+  size_t len, plen = p->prefix != NULL ? strlen(p->prefix) : 0;
+  const char *num = strbuf_format_int64(tmp, (int64_t)e->n, &len);
+  if (plen + len >= sizeof(e->id))
+    plen = 0; /* a prefix that long is not one of ours */
+  if (plen > 0)
+    memcpy(e->id, p->prefix, plen);
+  memcpy(e->id + plen, num, len);
+  e->id[plen + len] = '\0';
+}
+
 int rpc_peer_add(rpc_peer *p, rpc_entry *e, rpc_reply_cb cb) {
   if (p->slots == NULL || ((p->count + 1) * 2 > p->cap && grow(p) != 0))
     return -1;
   e->n = ++p->next;
-  if (p->prefix != NULL)
-    snprintf(e->id, sizeof(e->id), "%s%llu", p->prefix,
-             (unsigned long long)e->n);
-  else
-    snprintf(e->id, sizeof(e->id), "%llu", (unsigned long long)e->n);
+  set_id_text(p, e);
   e->cb = cb;
   e->peer = p;
   e->timer = NULL;
