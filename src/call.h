@@ -23,7 +23,7 @@
 #include "request_state.h"
 #include "session.h"
 #include "strbuf.h"
-#include "worker.h"
+#include "worker_link.h"
 
 struct plugin;
 

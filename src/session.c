@@ -10,6 +10,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "rpc_peer.h"
 #include "session.h"
 #include "strbuf.h"
 #include "utf8.h"
@@ -176,40 +177,35 @@ static int id_equal(const void *a, const void *b) {
 
 /* A request the server sent, awaiting its answer. */
 typedef struct outgoing {
-  char id[32];
+  rpc_entry entry; /* first: the peer hands it back */
   session_reply_fn reply;
   void *arg;
   json_object *related; /* the client request it was sent for, or NULL */
 } outgoing;
 
-/* Removes the outgoing request `id`; NULL when there is none. */
-static outgoing *take_outgoing(session *s, const char *id) {
-  void *v;
-  if (id == NULL || !lh_table_lookup_ex(s->outgoing, id, &v))
-    return NULL;
-  lh_table_delete(s->outgoing, id);
-  return v;
-}
+/* The answer came, or the session gave up on the request: its reply runs
+ * once, and the request is freed. */
+static void outgoing_cb(rpc_entry *e, const rpc_reply *r) {
+  outgoing *o = (outgoing *)e;
+  json_object *error = r->error, *made = NULL;
 
-/* Runs an outgoing request's reply with an error of the server's own. */
-static void fail_one(outgoing *o, int code, const char *message) {
-  json_object *error = json_object_new_object();
-  json_object_object_add(error, "code", json_object_new_int(code));
-  json_object_object_add(error, "message", json_object_new_string(message));
-  o->reply(o->arg, NULL, error);
-  json_object_put(error);
+  if (!r->local && error != NULL &&
+      !json_object_is_type(error, json_type_object))
+    error = NULL;
+  if (r->result == NULL && error == NULL) {
+    made = json_object_new_object();
+    json_object_object_add(made, "code",
+                           json_object_new_int(JSONRPC_INVALID_REQUEST));
+    json_object_object_add(
+        made, "message",
+        json_object_new_string(
+            "the client answered with neither a result nor an error object"));
+    error = made;
+  }
+  o->reply(o->arg, error ? NULL : r->result, error);
+  json_object_put(made);
   json_object_put(o->related);
   free(o);
-}
-
-static void fail_outgoing(session *s, int code, const char *message) {
-  struct lh_entry *e;
-  /* Each reply may send (or fail) other requests: restart after each. */
-  while (s->outgoing != NULL && (e = s->outgoing->head) != NULL) {
-    outgoing *o = (outgoing *)lh_entry_v(e);
-    lh_table_delete(s->outgoing, o->id);
-    fail_one(o, code, message);
-  }
 }
 
 const char *session_request(session *s, const char *method, json_object *params,
@@ -225,66 +221,43 @@ const char *session_request_related(session *s, const request *related,
 
   /* A modern request never makes the server ask its client: that is what
    * input_required results are for. */
-  if (o == NULL || !s->initialized || (related != NULL && related->modern)) {
+  if (o == NULL || !s->initialized || (related != NULL && related->modern) ||
+      rpc_peer_add(s->outgoing, &o->entry, outgoing_cb) != 0) {
     free(o);
     json_object_put(params);
     return NULL;
   }
-  snprintf(o->id, sizeof(o->id), "mcpd-%llu", ++s->next_outgoing);
   o->reply = reply;
   o->arg = arg;
-  if (lh_table_insert(s->outgoing, o->id, o) != 0) {
-    free(o);
-    json_object_put(params);
-    return NULL;
-  }
   o->related = related != NULL ? json_object_get(related->id) : NULL;
   msg = jsonrpc_notification(method, params);
-  json_object_object_add(msg, "id", json_object_new_string(o->id));
+  json_object_object_add(msg, "id", json_object_new_string(o->entry.id));
   send_related(s, o->related, msg);
-  return o->id;
+  return o->entry.id;
 }
 
 void session_cancel_request(session *s, const char *id, int code,
                             const char *message) {
-  outgoing *o = take_outgoing(s, id);
+  rpc_entry *e = rpc_peer_find_text(s->outgoing, id);
+  outgoing *o = (outgoing *)e;
   json_object *params;
-  if (o == NULL)
+  if (e == NULL)
     return;
   params = json_object_new_object();
-  json_object_object_add(params, "requestId", json_object_new_string(o->id));
+  json_object_object_add(params, "requestId", json_object_new_string(e->id));
   json_object_object_add(params, "reason", json_object_new_string(message));
   send_related(s, o->related,
                jsonrpc_notification("notifications/cancelled", params));
-  fail_one(o, code, message);
+  rpc_peer_cancel(s->outgoing, e, code, message);
 }
 
 /* A response from the client: the answer to one of our requests. */
 static void handle_response(session *s, json_object *obj, json_object *id) {
-  json_object *result = NULL, *error = NULL;
-  outgoing *o = json_object_is_type(id, json_type_string)
-                    ? take_outgoing(s, json_object_get_string(id))
-                    : NULL;
-
-  if (o == NULL) {
+  if (rpc_peer_response(s->outgoing, obj, NULL, 0) != 0)
     /* Late (after a timeout), duplicated or never asked: dropped, as
      * JSON-RPC asks. */
     log_debug("ignoring a response to no request of ours (id %s)",
               json_object_to_json_string(id));
-    return;
-  }
-  json_object_object_get_ex(obj, "result", &result);
-  json_object_object_get_ex(obj, "error", &error);
-  if (error != NULL && !json_object_is_type(error, json_type_object))
-    error = NULL;
-  if (result == NULL && error == NULL) {
-    fail_one(o, JSONRPC_INVALID_REQUEST,
-             "the client answered with neither a result nor an error object");
-    return;
-  }
-  o->reply(o->arg, error ? NULL : result, error);
-  json_object_put(o->related);
-  free(o);
 }
 
 session *session_new(const session_io *io, const session_handler *handler) {
@@ -303,8 +276,9 @@ session *session_new(const session_io *io, const session_handler *handler) {
     free(s);
     return NULL;
   }
-  s->outgoing = lh_kchar_table_new(16, NULL);
-  if (s->outgoing == NULL) {
+  s->outgoing = malloc(sizeof(*s->outgoing));
+  if (s->outgoing == NULL || rpc_peer_init(s->outgoing, NULL, "mcpd-") != 0) {
+    free(s->outgoing);
     lh_table_free(s->by_id);
     json_tokener_free(s->tok);
     free(s);
@@ -332,8 +306,10 @@ void session_free(session *s) {
       r->batch->session = NULL;
   }
   /* Requests to the client get their answer now: there will be none. */
-  fail_outgoing(s, JSONRPC_CONNECTION_CLOSED, "the session ended");
-  lh_table_free(s->outgoing);
+  rpc_peer_fail_all(s->outgoing, JSONRPC_CONNECTION_CLOSED, "the session ended",
+                    NULL);
+  rpc_peer_close(s->outgoing);
+  free(s->outgoing);
   free(s->roots);
   json_object_put(s->client_info);
   json_object_put(s->client_capabilities);

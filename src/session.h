@@ -18,6 +18,7 @@
 struct strbuf;
 
 struct mcpd_call;
+struct rpc_peer;
 struct session;
 struct batch;
 
@@ -130,8 +131,7 @@ typedef struct session {
   json_object *subscriptions;
   /* Requests this server sent the client, by id ("mcpd-<n>"), awaiting
    * their answers. */
-  struct lh_table *outgoing;
-  unsigned long long next_outgoing;
+  struct rpc_peer *outgoing;
   /* The client's roots (the roots/list result's array) as JSON text, or
    * NULL; kept by the methods. */
   char *roots;

@@ -48,6 +48,7 @@ int main(void) {
 
   sr = srunner_create(framer_suite());
   srunner_add_suite(sr, jsonrpc_suite());
+  srunner_add_suite(sr, rpc_peer_suite());
   srunner_add_suite(sr, request_state_suite());
   srunner_add_suite(sr, negotiation_suite());
   srunner_add_suite(sr, session_suite());
@@ -66,6 +67,7 @@ int main(void) {
   srunner_add_suite(sr, streamable_modern_suite());
   srunner_add_suite(sr, calls_suite());
   srunner_add_suite(sr, subscribe_suite());
+  srunner_add_suite(sr, worker_suite());
 
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

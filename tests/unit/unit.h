@@ -29,6 +29,7 @@
 Suite *framer_suite(void);
 Suite *request_state_suite(void);
 Suite *jsonrpc_suite(void);
+Suite *rpc_peer_suite(void);
 Suite *negotiation_suite(void);
 Suite *session_suite(void);
 Suite *schema_suite(void);
@@ -46,6 +47,7 @@ Suite *era_suite(void);
 Suite *streamable_modern_suite(void);
 Suite *calls_suite(void);
 Suite *subscribe_suite(void);
+Suite *worker_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
