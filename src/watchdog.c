@@ -32,8 +32,9 @@ static struct {
   int busy;
   unsigned long generation; /* counts enter() calls */
   uint64_t since;           /* uv_hrtime() at enter() */
-  char plugin[64];
-  char what[128];
+  const char *plugin;
+  const char *what;
+  const char *name;
 } wd = {.input_fd = -1};
 
 /* The last SIGTERM or SIGINT, set from the signal handler. */
@@ -107,9 +108,10 @@ static void watch(void *arg) {
       continue;
     /* The same plugin code still holds the loop: nothing else can end
      * the process in order. */
-    log_error("exiting (%s): plugin \"%s\" %s has held the event loop for "
-              "%llu ms and did not return",
-              why, wd.plugin, wd.what,
+    log_error("exiting (%s): plugin \"%s\" %s%s%s%s has held the event loop "
+              "for %llu ms and did not return",
+              why, wd.plugin, wd.what, wd.name ? " \"" : "",
+              wd.name ? wd.name : "", wd.name ? "\"" : "",
               (unsigned long long)((now - wd.since) / 1000000));
     _exit(0);
   }
@@ -157,15 +159,16 @@ void watchdog_stop(void) {
   wd.running = 0;
 }
 
-void watchdog_enter(const char *plugin, const char *what) {
+void watchdog_enter(const char *plugin, const char *what, const char *name) {
   if (!wd.running)
     return;
   uv_mutex_lock(&wd.lock);
   wd.busy = 1;
   wd.generation++;
   wd.since = uv_hrtime();
-  snprintf(wd.plugin, sizeof(wd.plugin), "%s", plugin ? plugin : "?");
-  snprintf(wd.what, sizeof(wd.what), "%s", what ? what : "?");
+  wd.plugin = plugin ? plugin : "?";
+  wd.what = what ? what : "?";
+  wd.name = name;
   uv_mutex_unlock(&wd.lock);
 }
 
