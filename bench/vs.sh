@@ -143,7 +143,7 @@ function row(metric, key, goal,    r, x, y, hl, bl, ql, q, a, m) {
   printf "%-28s %10s %10s %6s  %-11s %-7s %s\n", metric, \
     fmt("%.0f", median(hl)), fmt("%.0f", median(bl)), fmt("%.2f", q), \
     m ? sprintf("%.2f-%.2f", a[1], a[m]) : "-", ">=" goal, \
-    q >= goal ? "PASS" : "MISS"
+    (q >= goal ? "PASS" : "MISS")
 }
 END {
   printf "%-28s %10s %10s %6s  %-11s %-7s %s\n", "metric", "HEAD", \
@@ -155,7 +155,7 @@ END {
   h = peak["head"]; b = peak["base"]
   printf "%-28s %10s %10s %6s  %-11s %-7s %s\n", "peak RSS KiB, echo calls", \
     fmt("%d", h), fmt("%d", b), fmt("%.2f", h > 0 && b > 0 ? h / b : -1), \
-    "", "<=1.00", h > 0 && b > 0 && h <= b ? "PASS" : "MISS"
+    "", "<=1.00", (h > 0 && b > 0 && h <= b ? "PASS" : "MISS")
 }
 ' "$results"
 
