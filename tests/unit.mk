@@ -1,4 +1,4 @@
-# Check unit suites, one program with a suite per unit (framer, jsonrpc,
+# Check unit suites, one program with a suite per unit (framer, jsonrpc, handles,
 # request_state, negotiation, session, schema, uritpl, registry, loader, crash, tools,
 # content, server, watch, auth, options).
 # The loader, crash, tools, content and server suites load the check-only
@@ -16,6 +16,7 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/main.c \
 	tests/unit/test_framer.c \
 	tests/unit/test_jsonrpc.c \
+	tests/unit/test_handles.c \
 	tests/unit/test_request_state.c \
 	tests/unit/test_session.c \
 	tests/unit/test_schema.c \
