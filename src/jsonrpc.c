@@ -224,6 +224,7 @@ static char *unescape_pairs(const char *s, size_t n, size_t *out_len) {
 
 static int parse_value(json_tokener *tok, const char *line, size_t len,
                        json_object **out, const char **why);
+static json_object *fast_parse(const char *line, size_t len);
 
 /* --- checking text without building it --------------------------------- */
 
@@ -373,6 +374,12 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     *why = "message too large to parse";
     return JSONRPC_PARSE_ERROR;
   }
+  /* What fast_parse() builds passes scan_text() with neither surrogate
+   * pairs nor numbers that could overflow: only strings without control
+   * characters or \u escapes, integers of up to 18 digits without a
+   * leading zero, and literals.  So the scan is left to the rest. */
+  if ((*out = fast_parse(line, len)) != NULL)
+    return 0;
   if (scan_text(line, len, &pairs, &nonfinite, why) != 0)
     return JSONRPC_PARSE_ERROR;
   if (pairs) {
@@ -405,8 +412,8 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
  * ']'), so the tree is the one json-c would build.  Anything else -- a
  * fraction or exponent, a longer integer, a \u escape, nesting deeper than
  * FAST_MAX_DEPTH, or text that is not valid JSON -- makes fast_parse()
- * give up, and the tokener parses the whole text as before, errors and
- * all.  Text reaching it passed scan_text() and carries no NUL byte. */
+ * give up, and the text is scanned and parsed by the tokener as before,
+ * errors and all.  Text reaching it is valid UTF-8 without a NUL byte. */
 
 /* Well below the depth of the tokeners jsonrpc_parse() is given
  * (JSONRPC_MAX_DEPTH), so the tokener reports every depth error. */
@@ -670,9 +677,6 @@ static int parse_value(json_tokener *tok, const char *line, size_t len,
   json_object *obj;
   enum json_tokener_error err;
   int finished_early = 0;
-
-  if ((*out = fast_parse(line, len)) != NULL)
-    return 0;
 
   /* Each message starts from a fresh state: nothing a failed parse left
    * (a pending surrogate, say) reaches the next one.  Strict, whatever

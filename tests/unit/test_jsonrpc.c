@@ -45,23 +45,29 @@ static json_object *assert_parses(json_tokener *tok, const char *line) {
 START_TEST(test_parse_errors) {
   json_tokener *tok = new_tokener();
   static const char *const bad[] = {
-      "hello",
-      "{\"jsonrpc\":\"2.0\",",         /* truncated */
-      "{\"jsonrpc\":\"2.0\",\"id\":1", /* truncated at the end */
-      "\"\xff\"",                      /* invalid UTF-8 */
-      "{\"a\":\"\xc3\"}",              /* truncated UTF-8 sequence */
-      "\"\xc3\"",                      /* truncated at the very end */
-      "\"\xc0\xaf\"",                  /* overlong '/' */
-      "\"\xe0\x80\xaf\"",              /* overlong, three bytes */
-      "\"\xed\xa0\x80\"",              /* a UTF-16 surrogate */
-      "\"\xf4\x90\x80\x80\"",          /* past U+10FFFF */
-      "\"\x80\"",                      /* a lone continuation byte */
-      "{} x",                          /* trailing garbage */
-      "{}{}",                          /* two values */
-      "[1,]",                          /* not strict JSON */
-      "'a'",                           /* single quotes */
-      "{\"a\":'b'}",
-      "tru",
+      "hello", "{\"jsonrpc\":\"2.0\",", /* truncated */
+      "{\"jsonrpc\":\"2.0\",\"id\":1",  /* truncated at the end */
+      "\"\xff\"",                       /* invalid UTF-8 */
+      "{\"a\":\"\xc3\"}",               /* truncated UTF-8 sequence */
+      "\"\xc3\"",                       /* truncated at the very end */
+      "\"\xc0\xaf\"",                   /* overlong '/' */
+      "\"\xe0\x80\xaf\"",               /* overlong, three bytes */
+      "\"\xed\xa0\x80\"",               /* a UTF-16 surrogate */
+      "\"\xf4\x90\x80\x80\"",           /* past U+10FFFF */
+      "\"\x80\"",                       /* a lone continuation byte */
+      "{} x",                           /* trailing garbage */
+      "{}{}",                           /* two values */
+      "[1,]",                           /* not strict JSON */
+      "'a'",                            /* single quotes */
+      "{\"a\":'b'}", "tru",
+      /* Inside objects and arrays, where the parser that skips json-c's
+       * tokener looks first: what the checks refuse stays refused. */
+      "{\"a\":\"x\x01y\"}",       /* a raw control character */
+      "[\"\x1f\"]", "{\"a\":1.}", /* not a JSON number */
+      "{\"a\":01}", "{\"a\":-}",
+      "[123456789012345678901234567890]", /* beyond 64 bits */
+      "{\"a\":\"\\ud800\"}",              /* an unpaired surrogate */
+      "{\"a\":NaN}", "[1e999]",           /* not finite */
       NULL};
 
   for (size_t i = 0; bad[i] != NULL; i++)
