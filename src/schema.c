@@ -105,23 +105,28 @@ static int is_integral(json_object *v) {
   return 0;
 }
 
+/* The first letter picks the one name to compare: this runs for every
+ * argument of every call. */
 static int matches_type(const char *t, json_object *v) {
   enum json_type jt = json_object_get_type(v);
-  if (strcmp(t, "string") == 0)
-    return jt == json_type_string;
-  if (strcmp(t, "number") == 0)
-    return jt == json_type_int || jt == json_type_double;
-  if (strcmp(t, "integer") == 0)
-    return is_integral(v);
-  if (strcmp(t, "boolean") == 0)
-    return jt == json_type_boolean;
-  if (strcmp(t, "object") == 0)
-    return jt == json_type_object;
-  if (strcmp(t, "array") == 0)
-    return jt == json_type_array;
-  if (strcmp(t, "null") == 0)
-    return jt == json_type_null;
-  return 0;
+  switch (t[0]) {
+  case 's':
+    return strcmp(t, "string") == 0 && jt == json_type_string;
+  case 'n':
+    if (strcmp(t, "number") == 0)
+      return jt == json_type_int || jt == json_type_double;
+    return strcmp(t, "null") == 0 && jt == json_type_null;
+  case 'i':
+    return strcmp(t, "integer") == 0 && is_integral(v);
+  case 'b':
+    return strcmp(t, "boolean") == 0 && jt == json_type_boolean;
+  case 'o':
+    return strcmp(t, "object") == 0 && jt == json_type_object;
+  case 'a':
+    return strcmp(t, "array") == 0 && jt == json_type_array;
+  default:
+    return 0;
+  }
 }
 
 static int known_type(const char *t) {
