@@ -444,8 +444,13 @@ static int fast_string(fast_text *t, char *buf, size_t size, int terminate,
   *heap = NULL;
   if (i >= n || u[i] < 0x20)
     return -1;
-  if (u[i] == '"' && !terminate) {
-    *out = t->s + 1;
+  if (u[i] == '"' && (!terminate || i < size)) {
+    /* Plain text: used where it is, or copied with its NUL (a key). */
+    if (terminate) {
+      memcpy(buf, u, i);
+      buf[i] = '\0';
+    }
+    *out = terminate ? buf : t->s + 1;
     *len = i;
     t->s += i + 2;
     return 0;
