@@ -8,7 +8,8 @@ EXTRA_PROGRAMS += bench/floor bench/http-floor bench/mcpd-load \
 	bench/mcpd-reload
 CLEANFILES += bench/floor$(EXEEXT) bench/http-floor$(EXEEXT) \
 	bench/mcpd-load$(EXEEXT) bench/mcpd-reload$(EXEEXT)
-EXTRA_DIST += bench/run.sh bench/README.md
+EXTRA_DIST += bench/run.sh bench/README.md bench/vs.sh bench/baseline.sh \
+	bench/callgrind.sh
 
 bench_floor_SOURCES = bench/floor.c
 bench_floor_LDADD = $(JSONC_LIBS)
@@ -24,13 +25,28 @@ bench_mcpd_reload_SOURCES = bench/reload.c
 
 # many.la is a check-only fixture, so it is built here on demand.  Without it
 # (for instance when Check is missing) run.sh skips the 10000-tools row.
+# With BASELINE=COMMIT, vs.sh builds that commit beside this build instead
+# and prints the ratios of the same runs of both (see bench/README.md).
 bench: src/mcpd$(EXEEXT) plugins/echo.la bench/floor$(EXEEXT) \
 		bench/http-floor$(EXEEXT) bench/mcpd-load$(EXEEXT) \
 		bench/mcpd-reload$(EXEEXT)
-	@$(MAKE) $(AM_MAKEFLAGS) tests/plugins/good.la || \
-	  echo "bench: tests/plugins/good.la did not build; skipping the pool row"
-	@$(MAKE) $(AM_MAKEFLAGS) tests/plugins/many.la || \
-	  echo "bench: tests/plugins/many.la did not build; skipping that row"
-	$(SHELL) $(srcdir)/bench/run.sh $(abs_top_builddir) $(abs_top_srcdir)
+	@if test -n "$(BASELINE)"; then \
+	  echo "$(SHELL) $(srcdir)/bench/vs.sh ... $(BASELINE)"; \
+	  $(SHELL) $(srcdir)/bench/vs.sh $(abs_top_builddir) \
+	    $(abs_top_srcdir) "$(BASELINE)"; \
+	else \
+	  $(MAKE) $(AM_MAKEFLAGS) tests/plugins/good.la || \
+	    echo "bench: tests/plugins/good.la did not build; skipping the pool row"; \
+	  $(MAKE) $(AM_MAKEFLAGS) tests/plugins/many.la || \
+	    echo "bench: tests/plugins/many.la did not build; skipping that row"; \
+	  echo "$(SHELL) $(srcdir)/bench/run.sh $(abs_top_builddir) $(abs_top_srcdir)"; \
+	  $(SHELL) $(srcdir)/bench/run.sh $(abs_top_builddir) $(abs_top_srcdir); \
+	fi
 
-.PHONY: bench
+# Instructions per echo call under callgrind, with BASELINE=COMMIT also for
+# that commit (bench/callgrind.sh).
+bench-callgrind: src/mcpd$(EXEEXT) plugins/echo.la
+	$(SHELL) $(srcdir)/bench/callgrind.sh $(abs_top_builddir) \
+	  $(abs_top_srcdir) $(BASELINE)
+
+.PHONY: bench bench-callgrind

@@ -171,11 +171,8 @@ static int invoke(mcpd_call *c) {
   int rc = MCPD_ERROR;
 
   running = c;
-  if (on_loop) {
-    char desc[96];
-    snprintf(desc, sizeof(desc), "%s \"%s\"", what(c), c->name);
-    watchdog_enter(c->plugin->name, desc);
-  }
+  if (on_loop)
+    watchdog_enter(c->plugin->name, what(c), c->name);
   switch (c->kind) {
   case CALL_TOOL:
     rc = c->entry->cb(h, &c->request);

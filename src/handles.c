@@ -10,10 +10,13 @@
 
 #include "handles.h"
 
-#define CHUNK_SLOTS 256
+/* A slot is about 150 bytes and every slot of a chunk is written when the
+ * chunk is added: small chunks keep a server with a few calls in flight at
+ * a few pages (64 in flight fill two). */
+#define CHUNK_SLOTS 64
 /* Chunks are never moved or freed, so a handle resolves without the table
- * lock: 4096 chunks, about a million calls in flight at once. */
-#define MAX_CHUNKS 4096
+ * lock: 16384 chunks, about a million calls in flight at once. */
+#define MAX_CHUNKS 16384
 /* Slot numbers take the low half of a handle, generations the high half. */
 #define HALF_BITS (sizeof(uintptr_t) * 4)
 #define LOW_MASK (((uintptr_t)1 << HALF_BITS) - 1)
@@ -75,12 +78,18 @@ uintptr_t handles_add(void *object, const char *owner) {
 
   {
     size_t len = owner != NULL ? strnlen(owner, HANDLES_OWNER_MAX) : 0;
+    /* Only this thread writes owner, so it may read it unlocked: a slot
+     * reused by the same plugin, the common case, keeps the name. */
+    int same = memcmp(s->owner, owner != NULL ? owner : "", len) == 0 &&
+               s->owner[len] == '\0';
     uv_mutex_lock(&s->lock);
     s->object = object;
     s->next_free = NULL;
-    if (len > 0)
-      memcpy(s->owner, owner, len);
-    s->owner[len] = '\0';
+    if (!same) {
+      if (len > 0)
+        memcpy(s->owner, owner, len);
+      s->owner[len] = '\0';
+    }
     uv_mutex_unlock(&s->lock);
   }
   return handle_of(s);

@@ -224,6 +224,7 @@ static char *unescape_pairs(const char *s, size_t n, size_t *out_len) {
 
 static int parse_value(json_tokener *tok, const char *line, size_t len,
                        json_object **out, const char **why);
+static json_object *fast_parse(const char *line, size_t len);
 
 /* --- checking text without building it --------------------------------- */
 
@@ -373,6 +374,12 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     *why = "message too large to parse";
     return JSONRPC_PARSE_ERROR;
   }
+  /* What fast_parse() builds passes scan_text() with neither surrogate
+   * pairs nor numbers that could overflow: only strings without control
+   * characters or \u escapes, integers of up to 18 digits without a
+   * leading zero, and literals.  So the scan is left to the rest. */
+  if ((*out = fast_parse(line, len)) != NULL)
+    return 0;
   if (scan_text(line, len, &pairs, &nonfinite, why) != 0)
     return JSONRPC_PARSE_ERROR;
   if (pairs) {
@@ -392,6 +399,281 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
     return JSONRPC_PARSE_ERROR;
   }
   return rc;
+}
+
+/* --- the common message without json-c's tokener -----------------------
+ *
+ * json-c 0.16's json_tokener_parse_ex() duplicates and builds a locale on
+ * every call (about 2000 instructions) before it walks its state machine
+ * byte by byte.  Most messages are objects and arrays of strings with at
+ * most the short escapes, integers of up to 18 digits, and literals: those
+ * are built here with the constructors the tokener calls, in its order
+ * (json_object_object_add per member, json_object_array_shrink at each
+ * ']'), so the tree is the one json-c would build.  Anything else -- a
+ * fraction or exponent, a longer integer, a \u escape, nesting deeper than
+ * FAST_MAX_DEPTH, or text that is not valid JSON -- makes fast_parse()
+ * give up, and the text is scanned and parsed by the tokener as before,
+ * errors and all.  Text reaching it is valid UTF-8 without a NUL byte. */
+
+/* Well below the depth of the tokeners jsonrpc_parse() is given
+ * (JSONRPC_MAX_DEPTH), so the tokener reports every depth error. */
+#define FAST_MAX_DEPTH 32
+
+typedef struct fast_text {
+  const char *s, *end;
+  char buf[256]; /* an escaped string value, when it fits */
+} fast_text;
+
+static void fast_ws(fast_text *t) {
+  while (t->s < t->end &&
+         (*t->s == ' ' || *t->s == '\t' || *t->s == '\n' || *t->s == '\r'))
+    t->s++;
+}
+
+/* Reads the string at t->s (its opening quote).  Plain text stays where
+ * it is, unless `terminate` asks for a NUL after it (keys); text that is
+ * copied goes into `buf` or, when longer than `size`, into a buffer the
+ * caller frees (*heap). */
+static int fast_string(fast_text *t, char *buf, size_t size, int terminate,
+                       const char **out, size_t *len, char **heap) {
+  const unsigned char *u = (const unsigned char *)t->s + 1;
+  size_t n = (size_t)(t->end - t->s) - 1, i = skip_plain(u, 0, n), o;
+  const char *close;
+  char *dst;
+
+  *heap = NULL;
+  if (i >= n || u[i] < 0x20)
+    return -1;
+  if (u[i] == '"' && (!terminate || i < size)) {
+    /* Plain text: used where it is, or copied with its NUL (a key). */
+    if (terminate) {
+      memcpy(buf, u, i);
+      buf[i] = '\0';
+    }
+    *out = terminate ? buf : t->s + 1;
+    *len = i;
+    t->s += i + 2;
+    return 0;
+  }
+  /* skip_string checks every escape and finds the real end; decoded text
+   * is never longer than its source. */
+  if ((close = skip_string(t->s, t->end)) == NULL)
+    return -1;
+  n = (size_t)(close - t->s) - 2;
+  dst = n < size ? buf : (*heap = malloc(n + 1));
+  if (dst == NULL)
+    return -1;
+  memcpy(dst, u, i);
+  for (o = i; i < n;) {
+    size_t j;
+    /* A backslash: only the short escapes are decoded here. */
+    switch (u[++i]) {
+    case '"':
+    case '\\':
+    case '/':
+      dst[o++] = (char)u[i];
+      break;
+    case 'b':
+      dst[o++] = '\b';
+      break;
+    case 'f':
+      dst[o++] = '\f';
+      break;
+    case 'n':
+      dst[o++] = '\n';
+      break;
+    case 'r':
+      dst[o++] = '\r';
+      break;
+    case 't':
+      dst[o++] = '\t';
+      break;
+    default:
+      free(*heap);
+      *heap = NULL;
+      return -1;
+    }
+    j = skip_plain(u, ++i, n);
+    memcpy(dst + o, u + i, j - i);
+    o += j - i;
+    i = j;
+  }
+  if (terminate)
+    dst[o] = '\0';
+  *out = dst;
+  *len = o;
+  t->s = close;
+  return 0;
+}
+
+static int fast_value(fast_text *t, int depth, json_object **out);
+
+static int fast_object(fast_text *t, int depth, json_object *obj) {
+  t->s++;
+  fast_ws(t);
+  if (t->s < t->end && *t->s == '}') {
+    t->s++;
+    return 0;
+  }
+  for (;;) {
+    /* The key stays here while its value is built. */
+    char buf[128], *heap = NULL;
+    const char *key;
+    size_t len;
+    json_object *value;
+    int rc = -1;
+
+    if (t->s < t->end && *t->s == '"' &&
+        fast_string(t, buf, sizeof(buf), 1, &key, &len, &heap) == 0) {
+      fast_ws(t);
+      if (t->s < t->end && *t->s == ':') {
+        t->s++;
+        fast_ws(t);
+        if ((rc = fast_value(t, depth + 1, &value)) == 0)
+          json_object_object_add(obj, key, value);
+      }
+    }
+    free(heap);
+    if (rc != 0)
+      return -1;
+    fast_ws(t);
+    if (t->s < t->end && *t->s == ',') {
+      t->s++;
+      fast_ws(t);
+      continue;
+    }
+    if (t->s < t->end && *t->s == '}') {
+      t->s++;
+      return 0;
+    }
+    return -1;
+  }
+}
+
+static int fast_array(fast_text *t, int depth, json_object *arr) {
+  t->s++;
+  fast_ws(t);
+  if (t->s < t->end && *t->s == ']') {
+    json_object_array_shrink(arr, 0);
+    t->s++;
+    return 0;
+  }
+  for (;;) {
+    json_object *value;
+    if (fast_value(t, depth + 1, &value) != 0)
+      return -1;
+    if (json_object_array_add(arr, value) != 0) {
+      json_object_put(value);
+      return -1;
+    }
+    fast_ws(t);
+    if (t->s < t->end && *t->s == ',') {
+      t->s++;
+      fast_ws(t);
+      continue;
+    }
+    if (t->s < t->end && *t->s == ']') {
+      json_object_array_shrink(arr, 0);
+      t->s++;
+      return 0;
+    }
+    return -1;
+  }
+}
+
+/* An integer of 1 to 18 digits, which int64 holds whatever its sign; the
+ * tokener takes a longer one (json_parse_int64 / json_parse_uint64). */
+static int fast_integer(fast_text *t, json_object **out) {
+  const char *s = t->s, *digits;
+  uint64_t v = 0;
+  int neg = 0;
+
+  if (*s == '-') {
+    neg = 1;
+    s++;
+  }
+  for (digits = s; s < t->end && *s >= '0' && *s <= '9'; s++)
+    v = v * 10 + (*s - '0');
+  if (s == digits || s - digits > 18 || (*digits == '0' && s - digits > 1) ||
+      (s < t->end && (*s == '.' || *s == 'e' || *s == 'E')))
+    return -1;
+  t->s = s;
+  *out = json_object_new_int64(neg ? -(int64_t)v : (int64_t)v);
+  return *out != NULL ? 0 : -1;
+}
+
+static int fast_literal(fast_text *t, const char *word, size_t n) {
+  if ((size_t)(t->end - t->s) < n || memcmp(t->s, word, n) != 0)
+    return -1;
+  t->s += n;
+  return 0;
+}
+
+/* Builds the value at t->s into *out (NULL for null); -1 to give up. */
+static int fast_value(fast_text *t, int depth, json_object **out) {
+  const char *text;
+  size_t len;
+  char *heap;
+  int rc;
+
+  *out = NULL;
+  if (t->s >= t->end || depth > FAST_MAX_DEPTH)
+    return -1;
+  switch (*t->s) {
+  case '{':
+  case '[':
+    *out = *t->s == '{' ? json_object_new_object() : json_object_new_array();
+    if (*out == NULL)
+      return -1;
+    rc =
+        *t->s == '{' ? fast_object(t, depth, *out) : fast_array(t, depth, *out);
+    if (rc != 0) {
+      json_object_put(*out);
+      *out = NULL;
+    }
+    return rc;
+  case '"':
+    rc = fast_string(t, t->buf, sizeof(t->buf), 0, &text, &len, &heap);
+    if (rc == 0 && (*out = json_object_new_string_len(text, (int)len)) == NULL)
+      rc = -1;
+    free(heap);
+    return rc;
+  case 't':
+    return fast_literal(t, "true", 4) == 0 &&
+                   (*out = json_object_new_boolean(1)) != NULL
+               ? 0
+               : -1;
+  case 'f':
+    return fast_literal(t, "false", 5) == 0 &&
+                   (*out = json_object_new_boolean(0)) != NULL
+               ? 0
+               : -1;
+  case 'n':
+    return fast_literal(t, "null", 4);
+  default:
+    return fast_integer(t, out);
+  }
+}
+
+/* The object or array `line` holds, built without the tokener, or NULL
+ * when the tokener is to parse it. */
+static json_object *fast_parse(const char *line, size_t len) {
+  fast_text t;
+  json_object *obj;
+
+  t.s = line;
+  t.end = line + len;
+  fast_ws(&t);
+  if (t.s >= t.end || (*t.s != '{' && *t.s != '['))
+    return NULL;
+  if (fast_value(&t, 0, &obj) != 0)
+    return NULL;
+  fast_ws(&t);
+  if (t.s != t.end) {
+    json_object_put(obj);
+    return NULL;
+  }
+  return obj;
 }
 
 /* Parses text that passed the checks above. */

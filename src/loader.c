@@ -95,7 +95,7 @@ void plugin_release(plugin *p) {
   p->finalizing = 1;
   atomic_fetch_add(&p->refs, 1);
   if (p->init_called && p->desc->fini) {
-    watchdog_enter(p->name, "fini()");
+    watchdog_enter(p->name, "fini()", NULL);
     p->desc->fini(p->state);
     watchdog_leave();
   }
@@ -372,7 +372,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
     int rc;
     p->initing = 1;
     p->init_called = 1;
-    watchdog_enter(p->name, "init()");
+    watchdog_enter(p->name, "init()", NULL);
     rc = p->desc->init(l->env.host, &p->self,
                        plugin_settings_config(l->env.opts->plugins, p->name),
                        &p->state, &errmsg);

@@ -105,23 +105,28 @@ static int is_integral(json_object *v) {
   return 0;
 }
 
+/* The first letter picks the one name to compare: this runs for every
+ * argument of every call. */
 static int matches_type(const char *t, json_object *v) {
   enum json_type jt = json_object_get_type(v);
-  if (strcmp(t, "string") == 0)
-    return jt == json_type_string;
-  if (strcmp(t, "number") == 0)
-    return jt == json_type_int || jt == json_type_double;
-  if (strcmp(t, "integer") == 0)
-    return is_integral(v);
-  if (strcmp(t, "boolean") == 0)
-    return jt == json_type_boolean;
-  if (strcmp(t, "object") == 0)
-    return jt == json_type_object;
-  if (strcmp(t, "array") == 0)
-    return jt == json_type_array;
-  if (strcmp(t, "null") == 0)
-    return jt == json_type_null;
-  return 0;
+  switch (t[0]) {
+  case 's':
+    return strcmp(t, "string") == 0 && jt == json_type_string;
+  case 'n':
+    if (strcmp(t, "number") == 0)
+      return jt == json_type_int || jt == json_type_double;
+    return strcmp(t, "null") == 0 && jt == json_type_null;
+  case 'i':
+    return strcmp(t, "integer") == 0 && is_integral(v);
+  case 'b':
+    return strcmp(t, "boolean") == 0 && jt == json_type_boolean;
+  case 'o':
+    return strcmp(t, "object") == 0 && jt == json_type_object;
+  case 'a':
+    return strcmp(t, "array") == 0 && jt == json_type_array;
+  default:
+    return 0;
+  }
 }
 
 static int known_type(const char *t) {
@@ -196,6 +201,24 @@ static int check_type(const schema_node *n, json_object *value,
   return 0;
 }
 
+/* `path`.`key`, or `key` at the root, cut to fit as snprintf would cut
+ * it: the path of every member is built, and snprintf cost more than the
+ * rest of a small tool's argument check. */
+static void join_path(char *out, size_t size, const char *path,
+                      const char *key) {
+  const char *parts[3] = {path, path[0] ? "." : "", key};
+  size_t n = 0;
+
+  for (size_t i = 0; i < 3; i++) {
+    size_t len = strlen(parts[i]);
+    if (len > size - 1 - n)
+      len = size - 1 - n;
+    memcpy(out + n, parts[i], len);
+    n += len;
+  }
+  out[n] = '\0';
+}
+
 static int check_object(const schema_node *n, json_object *value,
                         const char *path, int depth, char *err, size_t errlen) {
   json_object *props = n->properties, *required = n->required;
@@ -208,10 +231,7 @@ static int check_object(const schema_node *n, json_object *value,
       const char *name =
           json_object_get_string(json_object_array_get_idx(required, i));
       if (name && !json_object_object_get_ex(value, name, NULL)) {
-        if (path[0])
-          snprintf(sub, sizeof(sub), "%s.%s", path, name);
-        else
-          snprintf(sub, sizeof(sub), "%s", name);
+        join_path(sub, sizeof(sub), path, name);
         return fail(err, errlen, sub, "is required but missing", NULL);
       }
     }
@@ -220,10 +240,7 @@ static int check_object(const schema_node *n, json_object *value,
     return 0;
   json_object_object_foreach(value, key, child) {
     json_object *ps = NULL;
-    if (path[0])
-      snprintf(sub, sizeof(sub), "%s.%s", path, key);
-    else
-      snprintf(sub, sizeof(sub), "%s", key);
+    join_path(sub, sizeof(sub), path, key);
     if (props && json_object_object_get_ex(props, key, &ps)) {
       if (validate(ps, child, sub, depth + 1, err, errlen) != 0)
         return -1;

@@ -53,6 +53,11 @@ int utf8_valid(const char *text, size_t n) {
     }
     if (i >= n)
       break;
+    /* The last few bytes of an ASCII text, one at a time. */
+    if (s[i] < 0x80) {
+      i++;
+      continue;
+    }
     {
       size_t len = sequence_at(s, n, i);
       if (len == 0)

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -20,21 +21,43 @@
 #define CHECK_MS 100
 #define GRACE_MS 1500
 
+/* The bits of wd.state under the count of enter() calls. */
+#define BUSY 1ul   /* the loop is in plugin code */
+#define FIRING 2ul /* the thread is ending the process */
+#define STATE_SHIFT 2
+
 static struct {
   uv_thread_t thread;
-  uv_mutex_t lock; /* guards the fields below it */
+  uv_mutex_t lock; /* guards stop and the wait */
   uv_cond_t wake;
   int running;
   int stop;
   int input_fd;
   int parent;
-  /* The plugin code the loop is in, if any. */
-  int busy;
-  unsigned long generation; /* counts enter() calls */
-  uint64_t since;           /* uv_hrtime() at enter() */
-  char plugin[64];
-  char what[128];
+  /* The plugin code the loop is in: enter() and leave() run around every
+   * call, so they take no lock.  enter() writes the fields below, then
+   * publishes them with a new count and BUSY; the thread reads them only
+   * after it set FIRING on that very state, and a leave() that finds
+   * FIRING set waits for the process to end, so they are never freed
+   * under it. */
+  _Atomic unsigned long state;
+  uint64_t since; /* now_ns() at enter() */
+  const char *plugin;
+  const char *what;
+  const char *name;
 } wd = {.input_fd = -1};
+
+/* A coarse clock is enough for a grace period of seconds, and costs less
+ * than a precise one on every call. */
+static uint64_t now_ns(void) {
+  struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The last SIGTERM or SIGINT, set from the signal handler. */
 static atomic_int asked;
@@ -89,27 +112,35 @@ static void watch(void *arg) {
   while (!wd.stop) {
     const char *why;
     uint64_t now;
+    unsigned long state;
 
     uv_cond_timedwait(&wd.wake, &wd.lock, (uint64_t)CHECK_MS * 1000000);
-    if (wd.stop || !wd.busy) {
+    state = atomic_load_explicit(&wd.state, memory_order_acquire);
+    if (wd.stop || !(state & BUSY)) {
       caught = 0;
       continue;
     }
     if ((why = exit_reason(wd.input_fd, wd.parent)) == NULL)
       continue;
-    now = uv_hrtime();
-    if (caught != wd.generation) {
-      caught = wd.generation;
+    now = now_ns();
+    if (caught != state >> STATE_SHIFT) {
+      caught = state >> STATE_SHIFT;
       noticed = now;
       continue;
     }
     if (now - noticed < (uint64_t)GRACE_MS * 1000000)
       continue;
     /* The same plugin code still holds the loop: nothing else can end
-     * the process in order. */
-    log_error("exiting (%s): plugin \"%s\" %s has held the event loop for "
-              "%llu ms and did not return",
-              why, wd.plugin, wd.what,
+     * the process in order.  Unless it returned just now, FIRING keeps
+     * it from leaving, so what it named stays valid. */
+    if (!atomic_compare_exchange_strong_explicit(
+            &wd.state, &state, state | FIRING, memory_order_acquire,
+            memory_order_acquire))
+      continue;
+    log_error("exiting (%s): plugin \"%s\" %s%s%s%s has held the event loop "
+              "for %llu ms and did not return",
+              why, wd.plugin, wd.what, wd.name ? " \"" : "",
+              wd.name ? wd.name : "", wd.name ? "\"" : "",
               (unsigned long long)((now - wd.since) / 1000000));
     _exit(0);
   }
@@ -157,22 +188,28 @@ void watchdog_stop(void) {
   wd.running = 0;
 }
 
-void watchdog_enter(const char *plugin, const char *what) {
+void watchdog_enter(const char *plugin, const char *what, const char *name) {
+  unsigned long state;
+
   if (!wd.running)
     return;
-  uv_mutex_lock(&wd.lock);
-  wd.busy = 1;
-  wd.generation++;
-  wd.since = uv_hrtime();
-  snprintf(wd.plugin, sizeof(wd.plugin), "%s", plugin ? plugin : "?");
-  snprintf(wd.what, sizeof(wd.what), "%s", what ? what : "?");
-  uv_mutex_unlock(&wd.lock);
+  /* Only this thread changes the count; FIRING is never set here, since
+   * the last leave() returned. */
+  state = atomic_load_explicit(&wd.state, memory_order_relaxed);
+  wd.since = now_ns();
+  wd.plugin = plugin ? plugin : "?";
+  wd.what = what ? what : "?";
+  wd.name = name;
+  atomic_store_explicit(&wd.state,
+                        (((state >> STATE_SHIFT) + 1) << STATE_SHIFT) | BUSY,
+                        memory_order_release);
 }
 
 void watchdog_leave(void) {
   if (!wd.running)
     return;
-  uv_mutex_lock(&wd.lock);
-  wd.busy = 0;
-  uv_mutex_unlock(&wd.lock);
+  if (atomic_fetch_and_explicit(&wd.state, ~BUSY, memory_order_acq_rel) &
+      FIRING)
+    for (;;)
+      pause(); /* the thread is writing its line and ending the process */
 }

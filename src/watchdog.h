@@ -18,9 +18,12 @@ void watchdog_stop(void);
  * (libuv's): call after uv_signal_start() for that signal. */
 void watchdog_catch(int signum);
 
-/* On the loop thread, around plugin code: `plugin` and `what` (a tool
- * name, "init", ...) are copied. */
-void watchdog_enter(const char *plugin, const char *what);
+/* On the loop thread, around plugin code: `plugin`, `what` (a kind of
+ * call, "init()", ...) and `name` (what is called, or NULL) are kept, not
+ * copied, so entering costs no formatting on every call.  They must stay
+ * valid until watchdog_leave(): the thread reads them only while the loop
+ * is inside the plugin code, which cannot free them before it returns. */
+void watchdog_enter(const char *plugin, const char *what, const char *name);
 void watchdog_leave(void);
 
 #endif

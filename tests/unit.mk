@@ -1,7 +1,7 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
-# rpc_peer, request_state, negotiation, session, schema, uritpl, registry,
-# loader, crash, tools, content, server, watch, auth, settings, era,
-# streamable_modern, calls, subscribe, worker).
+# handles, rpc_peer, request_state, negotiation, session, schema, uritpl,
+# registry, loader, crash, tools, content, server, watch, auth, settings,
+# era, streamable_modern, calls, subscribe, worker).
 # The worker suite runs the built src/mcpd as `mcpd --worker` on the fault
 # fixture.
 # The loader, crash, tools, content and server suites load the check-only
@@ -20,6 +20,7 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/main.c \
 	tests/unit/test_framer.c \
 	tests/unit/test_jsonrpc.c \
+	tests/unit/test_handles.c \
 	tests/unit/test_rpc_peer.c \
 	tests/unit/test_request_state.c \
 	tests/unit/test_session.c \

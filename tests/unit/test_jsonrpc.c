@@ -1,6 +1,7 @@
 /* test_jsonrpc.c -- parsing, classification and the exact replies. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,23 +45,29 @@ static json_object *assert_parses(json_tokener *tok, const char *line) {
 START_TEST(test_parse_errors) {
   json_tokener *tok = new_tokener();
   static const char *const bad[] = {
-      "hello",
-      "{\"jsonrpc\":\"2.0\",",         /* truncated */
-      "{\"jsonrpc\":\"2.0\",\"id\":1", /* truncated at the end */
-      "\"\xff\"",                      /* invalid UTF-8 */
-      "{\"a\":\"\xc3\"}",              /* truncated UTF-8 sequence */
-      "\"\xc3\"",                      /* truncated at the very end */
-      "\"\xc0\xaf\"",                  /* overlong '/' */
-      "\"\xe0\x80\xaf\"",              /* overlong, three bytes */
-      "\"\xed\xa0\x80\"",              /* a UTF-16 surrogate */
-      "\"\xf4\x90\x80\x80\"",          /* past U+10FFFF */
-      "\"\x80\"",                      /* a lone continuation byte */
-      "{} x",                          /* trailing garbage */
-      "{}{}",                          /* two values */
-      "[1,]",                          /* not strict JSON */
-      "'a'",                           /* single quotes */
-      "{\"a\":'b'}",
-      "tru",
+      "hello", "{\"jsonrpc\":\"2.0\",", /* truncated */
+      "{\"jsonrpc\":\"2.0\",\"id\":1",  /* truncated at the end */
+      "\"\xff\"",                       /* invalid UTF-8 */
+      "{\"a\":\"\xc3\"}",               /* truncated UTF-8 sequence */
+      "\"\xc3\"",                       /* truncated at the very end */
+      "\"\xc0\xaf\"",                   /* overlong '/' */
+      "\"\xe0\x80\xaf\"",               /* overlong, three bytes */
+      "\"\xed\xa0\x80\"",               /* a UTF-16 surrogate */
+      "\"\xf4\x90\x80\x80\"",           /* past U+10FFFF */
+      "\"\x80\"",                       /* a lone continuation byte */
+      "{} x",                           /* trailing garbage */
+      "{}{}",                           /* two values */
+      "[1,]",                           /* not strict JSON */
+      "'a'",                            /* single quotes */
+      "{\"a\":'b'}", "tru",
+      /* Inside objects and arrays, where the parser that skips json-c's
+       * tokener looks first: what the checks refuse stays refused. */
+      "{\"a\":\"x\x01y\"}",       /* a raw control character */
+      "[\"\x1f\"]", "{\"a\":1.}", /* not a JSON number */
+      "{\"a\":01}", "{\"a\":-}",
+      "[123456789012345678901234567890]", /* beyond 64 bits */
+      "{\"a\":\"\\ud800\"}",              /* an unpaired surrogate */
+      "{\"a\":NaN}", "[1e999]",           /* not finite */
       NULL};
 
   for (size_t i = 0; bad[i] != NULL; i++)
@@ -147,6 +154,248 @@ START_TEST(test_parse_bare_values) {
                   why ? why : "?");
     json_object_put(out);
   }
+  json_tokener_free(tok);
+}
+END_TEST
+
+/* The same tree: types, key order, every value.  json_object_equal()
+ * ignores key order and json-c serializes 1 and 1.0 alike, so both are
+ * walked here. */
+static void assert_same_tree(json_object *a, json_object *b, const char *in) {
+  ck_assert_msg(json_object_get_type(a) == json_object_get_type(b),
+                "%s: type %d against %d", in, json_object_get_type(a),
+                json_object_get_type(b));
+  switch (json_object_get_type(a)) {
+  case json_type_object: {
+    struct json_object_iterator ia = json_object_iter_begin(a);
+    struct json_object_iterator ib = json_object_iter_begin(b);
+    struct json_object_iterator ea = json_object_iter_end(a);
+    ck_assert_int_eq(json_object_object_length(a),
+                     json_object_object_length(b));
+    for (; !json_object_iter_equal(&ia, &ea);
+         json_object_iter_next(&ia), json_object_iter_next(&ib)) {
+      ck_assert_str_eq(json_object_iter_peek_name(&ia),
+                       json_object_iter_peek_name(&ib));
+      assert_same_tree(json_object_iter_peek_value(&ia),
+                       json_object_iter_peek_value(&ib), in);
+    }
+    break;
+  }
+  case json_type_array:
+    ck_assert_uint_eq(json_object_array_length(a), json_object_array_length(b));
+    for (size_t i = 0; i < json_object_array_length(a); i++)
+      assert_same_tree(json_object_array_get_idx(a, i),
+                       json_object_array_get_idx(b, i), in);
+    break;
+  case json_type_string:
+    ck_assert_int_eq(json_object_get_string_len(a),
+                     json_object_get_string_len(b));
+    ck_assert(memcmp(json_object_get_string(a), json_object_get_string(b),
+                     (size_t)json_object_get_string_len(a)) == 0);
+    break;
+  case json_type_int:
+    ck_assert(json_object_get_int64(a) == json_object_get_int64(b));
+    ck_assert(json_object_get_uint64(a) == json_object_get_uint64(b));
+    break;
+  default:
+    ck_assert_msg(json_object_equal(a, b), "%s: values differ", in);
+  }
+  ck_assert_str_eq(plain(a), plain(b));
+}
+
+/* What json-c's own strict tokener builds from `text`, or NULL. */
+static json_object *reference_parse(const char *text) {
+  json_tokener *tok = new_tokener();
+  json_object *obj = json_tokener_parse_ex(tok, text, (int)strlen(text));
+  if (json_tokener_get_error(tok) != json_tokener_success ||
+      json_tokener_get_parse_end(tok) != strlen(text)) {
+    json_object_put(obj);
+    obj = NULL;
+  }
+  json_tokener_free(tok);
+  return obj;
+}
+
+/* jsonrpc_parse() builds common messages without json-c's tokener (which
+ * builds a locale on every call); what it builds must be what the tokener
+ * builds, and what the tokener refuses it must refuse. */
+static void assert_as_json_c(json_tokener *tok, const char *text) {
+  json_object *want = reference_parse(text), *got = (json_object *)1;
+  const char *why = NULL;
+  int rc = jsonrpc_parse(tok, text, strlen(text), &got, &why);
+
+  if (want == NULL) {
+    ck_assert_msg(rc == JSONRPC_PARSE_ERROR, "accepted: %s", text);
+    ck_assert_ptr_null(got);
+    return;
+  }
+  ck_assert_msg(rc == 0, "%s: %s", text, why ? why : "?");
+  assert_same_tree(got, want, text);
+  json_object_put(got);
+  json_object_put(want);
+}
+
+START_TEST(test_parse_as_json_c) {
+  json_tokener *tok = new_tokener();
+  char *big;
+  static const char *const cases[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+      "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}}",
+      " { \"a\" : [ 1 , -2 , 0 , -0 , true , false , null ] ,\n\"b\":{}}\r\n",
+      "{\"a\":1,\"a\":\"again\",\"b\":null,\"a\":[]}", /* repeated keys */
+      "{\"\":\"\",\"e\\\"s\\\\c\":\"a\\nb\\tc\\\\d\\/e\\\"f\\b\\f\\r\"}",
+      "{\"u\":\"caf\xc3\xa9 \\u00e9 \\ud83d\\ude00\",\"k\\u0041\":1}",
+      "[[[[[]]]],{\"x\":[{}]}]",
+      "{\"n\":123456789012345678,\"m\":-123456789012345678}", /* 18 digits */
+      "{\"n\":1234567890123456789,\"m\":-1234567890123456789}",
+      "{\"n\":9223372036854775807,\"m\":-9223372036854775808}",
+      "{\"n\":18446744073709551615}", /* uint64 */
+      "{\"d\":1.5,\"e\":1e3,\"f\":-0.0,\"g\":2E-2}",
+      "[\"\\u0000\"]",
+      "{\"a\":1,}",
+      "{\"a\" 1}",
+      "{\"a\":tru}",
+      "{\"a\":truex}",
+      "{\"a\":nul}",
+      "{\"a\":[1 2]}",
+      "{a:1}",
+      "{\"a\":\"\\x\"}",
+      "{\"a\":01}",
+      "{\"a\":-}",
+      "{\"a\":\"unterminated}",
+      "[1,2",
+      "[",
+      "{",
+      "{\"a\":1}}",
+      "{\"a\":1} x",
+      "{\"a\":\t1\f}",
+      "{\"a\":\"x\"\v}",
+      NULL};
+
+  for (size_t i = 0; cases[i] != NULL; i++)
+    assert_as_json_c(tok, cases[i]);
+
+  /* Strings and keys too long for the parser's own buffers, with escapes,
+   * and nesting on both sides of its depth limit. */
+  big = malloc(4096);
+  ck_assert_ptr_nonnull(big);
+  strcpy(big, "{\"");
+  for (int i = 0; i < 300; i++)
+    strcat(big, i % 50 ? "k" : "\\n");
+  strcat(big, "\":\"");
+  for (int i = 0; i < 700; i++)
+    strcat(big, i % 90 ? "v" : "\\\"");
+  strcat(big, "\",\"plain\":\"");
+  for (int i = 0; i < 500; i++)
+    strcat(big, "p");
+  strcat(big, "\"}");
+  assert_as_json_c(tok, big);
+  for (int depth = 28; depth <= 36; depth++) {
+    size_t n = 0;
+    for (int i = 0; i < depth; i++)
+      n += (size_t)sprintf(big + n, i % 2 ? "[" : "{\"k\":");
+    n += (size_t)sprintf(big + n, "1");
+    for (int i = depth - 1; i >= 0; i--)
+      n += (size_t)sprintf(big + n, i % 2 ? "]" : "}");
+    assert_as_json_c(tok, big);
+  }
+  free(big);
+  json_tokener_free(tok);
+}
+END_TEST
+
+/* Random values, written with random spacing and escapes, parse as json-c
+ * parses them. */
+static unsigned long rng_state = 12345;
+
+static unsigned rnd(unsigned n) {
+  rng_state = rng_state * 6364136223846793005ul + 1442695040888963407ul;
+  return (unsigned)(rng_state >> 33) % n;
+}
+
+static void random_ws(char **p) {
+  static const char ws[] = " \t\r\n";
+  while (rnd(4) == 0)
+    *(*p)++ = ws[rnd(4)];
+}
+
+static void random_string(char **p) {
+  static const char *const pieces[] = {
+      "a",   "Z",   " ",   "\\n",      "\\\"",    "\\\\",    "\\/", "\\t",
+      "\\b", "\\f", "\\r", "\xc3\xa9", "\\u0041", "\\u00e9", "{",   "]"};
+  int n = (int)rnd(8);
+  *(*p)++ = '"';
+  for (int i = 0; i < n; i++) {
+    const char *s = pieces[rnd(sizeof(pieces) / sizeof(pieces[0]))];
+    size_t len = strlen(s);
+    memcpy(*p, s, len);
+    *p += len;
+  }
+  *(*p)++ = '"';
+}
+
+static void random_value(char **p, int depth) {
+  static const char *const scalars[] = {"0",
+                                        "7",
+                                        "-3",
+                                        "42",
+                                        "123456789012345678",
+                                        "-0",
+                                        "1.25",
+                                        "1e2",
+                                        "true",
+                                        "false",
+                                        "null",
+                                        "9223372036854775807",
+                                        "-9223372036854775808"};
+  unsigned pick = rnd(depth > 5 ? 3 : 5);
+  if (pick == 0) {
+    random_string(p);
+  } else if (pick <= 2) {
+    const char *s = scalars[rnd(sizeof(scalars) / sizeof(scalars[0]))];
+    *p += sprintf(*p, "%s", s);
+  } else {
+    int object = pick == 3, n = (int)rnd(4);
+    *(*p)++ = object ? '{' : '[';
+    random_ws(p);
+    for (int i = 0; i < n; i++) {
+      if (i) {
+        *(*p)++ = ',';
+        random_ws(p);
+      }
+      if (object) {
+        random_string(p);
+        random_ws(p);
+        *(*p)++ = ':';
+        random_ws(p);
+      }
+      random_value(p, depth + 1);
+      random_ws(p);
+    }
+    *(*p)++ = object ? '}' : ']';
+  }
+}
+
+START_TEST(test_parse_as_json_c_random) {
+  json_tokener *tok = new_tokener();
+  char *text = malloc(1 << 20);
+
+  ck_assert_ptr_nonnull(text);
+  for (int i = 0; i < 3000; i++) {
+    char *p = text;
+    random_ws(&p);
+    *p++ = i % 2 ? '{' : '[';
+    if (i % 2) {
+      random_string(&p);
+      *p++ = ':';
+    }
+    random_value(&p, 0);
+    *p++ = i % 2 ? '}' : ']';
+    random_ws(&p);
+    *p = '\0';
+    assert_as_json_c(tok, text);
+  }
+  free(text);
   json_tokener_free(tok);
 }
 END_TEST
@@ -472,6 +721,8 @@ Suite *jsonrpc_suite(void) {
   tcase_add_test(tc, test_parse_too_deep);
   tcase_add_test(tc, test_parse_reuses_tokener);
   tcase_add_test(tc, test_parse_bare_values);
+  tcase_add_test(tc, test_parse_as_json_c);
+  tcase_add_test(tc, test_parse_as_json_c_random);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("text");

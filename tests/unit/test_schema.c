@@ -2,6 +2,7 @@
  * model reads when its arguments do not match. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "schema.h"
@@ -159,6 +160,29 @@ START_TEST(test_nested_paths) {
 }
 END_TEST
 
+/* A path longer than 255 bytes is cut there, the rest of the message
+ * kept. */
+START_TEST(test_long_paths_are_cut) {
+  char outer[201], inner[101], schema[800], value[800], want[300];
+
+  memset(outer, 'o', sizeof(outer) - 1);
+  outer[sizeof(outer) - 1] = '\0';
+  memset(inner, 'i', sizeof(inner) - 1);
+  inner[sizeof(inner) - 1] = '\0';
+  snprintf(schema, sizeof(schema),
+           "{\"type\":\"object\",\"properties\":{\"%s\":{\"type\":"
+           "\"object\",\"properties\":{\"%s\":{\"type\":\"integer\"}}}}}",
+           outer, inner);
+  snprintf(value, sizeof(value), "{\"%s\":{\"%s\":\"x\"}}", outer, inner);
+  /* 200 + '.' + the first 54 bytes of the inner key. */
+  snprintf(want, sizeof(want), "argument '%s.%.54s': expected an integer",
+           outer, inner);
+  assert_invalid(schema, value, want, NULL);
+  snprintf(value, sizeof(value), "{\"%s\":{}}", outer);
+  assert_valid(schema, value);
+}
+END_TEST
+
 START_TEST(test_array_items) {
   const char *schema =
       "{\"type\":\"object\",\"properties\":{\"list\":{\"type\":\"array\","
@@ -264,6 +288,7 @@ Suite *schema_suite(void) {
   tcase_add_test(tc, test_additional_properties);
   tcase_add_test(tc, test_enum_and_const);
   tcase_add_test(tc, test_nested_paths);
+  tcase_add_test(tc, test_long_paths_are_cut);
   tcase_add_test(tc, test_array_items);
   tcase_add_test(tc, test_integer_and_number);
   tcase_add_test(tc, test_bounds);

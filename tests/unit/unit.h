@@ -30,6 +30,7 @@ Suite *framer_suite(void);
 Suite *request_state_suite(void);
 Suite *jsonrpc_suite(void);
 Suite *rpc_peer_suite(void);
+Suite *handles_suite(void);
 Suite *negotiation_suite(void);
 Suite *session_suite(void);
 Suite *schema_suite(void);
