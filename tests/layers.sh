@@ -1,86 +1,170 @@
 #!/bin/sh
-# The layering check: every module under src/ uses (includes, or calls into)
-# only itself and the modules listed before it in src/layers.txt.
+# The layering check.  src/layers.txt is a graph: for each module of src/
+# (a file name without .c/.h, in whichever folder it lives) the modules it
+# may use.  This script checks that
 #
-# It reads the #include lines of every src/*.c and src/*.h, and, when the
-# build has compiled them, the symbols each object file needs (nm), which
-# catches a call through a hand-written prototype too.  Exit 0 when clean,
-# 1 with one line per violation otherwise.
+# - every module under src/ is listed once, and every listed one exists;
+# - the graph has no circle (tsort), so no module reaches itself;
+# - every use is an edge of the graph: the #include lines of each file,
+#   and, when the build has compiled them, the symbols each object file
+#   needs (nm), which catches a call through a hand-written prototype too;
+# - every edge is used: the graph says what the code does, no more;
+# - the folders of src/, its layers, use each other without a circle;
+# - the files of each bundled plugin (and plugins/common) call each other
+#   without a circle, judged on their objects.
+#
+# Exit 0 when clean, 1 with one line per violation otherwise.
+#
+# `tests/layers.sh --print` prints the uses it finds in the file's own
+# format instead, for a maintainer who adds a module.
 #
 # Environment (set by tests/e2e.mk under `make check`): MCPD_SRCDIR and
 # MCPD_BUILDDIR; both default to the directory above this script.
 
+export LC_ALL=C
 srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${MCPD_BUILDDIR:-$srcdir}
 layers=$srcdir/src/layers.txt
+nm=${NM:-nm}
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-
-# rank: "module number", in the order of the file.
-sed -e 's/#.*//' -e 's/^[^:]*://' "$layers" | tr ' \t' '\n\n' |
-  grep -v '^$' | awk '{ print $1, NR }' >"$tmp/rank"
-[ -s "$tmp/rank" ] || { echo "layers: $layers lists no module" >&2; exit 99; }
-dups=$(cut -d' ' -f1 "$tmp/rank" | sort | uniq -d)
-[ -z "$dups" ] || { echo "layers: listed twice in $layers: $dups" >&2; exit 1; }
-
 status=0
-rank_of() { awk -v m="$1" '$1 == m { print $2 }' "$tmp/rank"; }
 
-# Every source file belongs to a module that has a place.
-for f in "$srcdir"/src/*.c "$srcdir"/src/*.h; do
-  m=$(basename "$f"); m=${m%.*}
-  if [ -z "$(rank_of "$m")" ]; then
-    echo "layers: src/$(basename "$f") is in no layer of src/layers.txt"
-    status=1
-  fi
+# edges: "module dep" for each dep a line allows; mods: every listed module.
+sed -e 's/#.*//' "$layers" | awk -v out="$tmp" '
+  /^[ \t]*$/ { next }
+  {
+    i = index($0, ":")
+    if (i == 0) { print "layers: no colon in: " $0 > "/dev/stderr"; bad = 1; next }
+    m = substr($0, 1, i - 1); gsub(/[ \t]/, "", m)
+    print m > (out "/mods")
+    n = split(substr($0, i + 1), d, /[ \t]+/)
+    for (k = 1; k <= n; k++) if (d[k] != "") print m, d[k] > (out "/edges")
+  }
+  END { exit bad }' || exit 1
+[ -s "$tmp/mods" ] || { echo "layers: $layers lists no module" >&2; exit 99; }
+touch "$tmp/edges"
+dups=$(sort "$tmp/mods" | uniq -d)
+[ -z "$dups" ] || { echo "layers: listed twice in $layers: $dups"; exit 1; }
+
+# Where each module's sources are.
+find "$srcdir/src" -name '*.[ch]' | sort >"$tmp/files"
+sed 's|.*/||; s|\.[ch]$||' "$tmp/files" | sort -u >"$tmp/present"
+sort "$tmp/mods" >"$tmp/listed"
+comm -23 "$tmp/present" "$tmp/listed" | while read -r m; do
+  echo "layers: module $m (src/) is not in src/layers.txt"
+  echo x >>"$tmp/fail"
 done
-
-# Includes.
-for f in "$srcdir"/src/*.c "$srcdir"/src/*.h; do
-  m=$(basename "$f"); m=${m%.*}
-  r=$(rank_of "$m"); [ -n "$r" ] || continue
-  for inc in $(sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\([^"]*\)\.h".*/\1/p' "$f"); do
-    ir=$(rank_of "$inc"); [ -n "$ir" ] || continue
-    if [ "$ir" -gt "$r" ]; then
-      echo "layers: src/$(basename "$f") includes $inc.h, which is above it"
-      status=1
-    fi
+comm -13 "$tmp/present" "$tmp/listed" | while read -r m; do
+  echo "layers: src/layers.txt lists $m, which has no source file"
+  echo x >>"$tmp/fail"
+done
+awk '{ print $2 }' "$tmp/edges" | sort -u | comm -23 - "$tmp/listed" |
+  while read -r m; do
+    echo "layers: src/layers.txt lets a module use $m, which it does not list"
+    echo x >>"$tmp/fail"
   done
-done
 
-# Symbols, when the objects exist: who defines what, and who needs it.
-nm=${NM:-nm}
-found=0
-for m in $(cut -d' ' -f1 "$tmp/rank"); do
-  for o in "$builddir/src/.libs/$m.o" "$builddir/src/$m.o"; do
-    [ -f "$o" ] || continue
-    found=1
-    "$nm" -P "$o" 2>/dev/null | awk -v m="$m" '
-      $2 ~ /^[TDBRCGSV]$/ { print $1, m >> "'"$tmp/defs"'" }
-      $2 == "U" { print m, $1 > "'"$tmp/uses.$m"'" }'
-    break
-  done
-done
-if [ "$found" = 1 ] && [ -f "$tmp/defs" ]; then
-  sort -u "$tmp/defs" -o "$tmp/defs"
-  for u in "$tmp"/uses.*; do
-    [ -f "$u" ] || continue
-    m=${u##*/uses.}
-    r=$(rank_of "$m")
-    sort -u "$u" | while read -r user sym; do
-      def=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$tmp/defs")
-      [ -n "$def" ] || continue
-      dr=$(rank_of "$def")
-      if [ "$dr" -gt "$r" ]; then
-        echo "layers: $user calls $sym in $def, which is above it"
-        echo fail >"$tmp/symfail"
-      fi
+# No circle: tsort names the modules of a cycle on stderr.
+awk '$1 != $2 { print $2, $1 }' "$tmp/edges" | tsort >/dev/null 2>"$tmp/cycle"
+if [ -s "$tmp/cycle" ]; then
+  echo "layers: src/layers.txt has a circle:"
+  sed 's/^tsort: /  /' "$tmp/cycle"
+  status=1
+fi
+awk '$1 == $2 { print "layers: " $1 " lists itself" }' "$tmp/edges"
+
+# Uses, from the includes: "module used".
+while read -r f; do
+  m=${f##*/}; m=${m%.*}
+  sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\([^"]*\)\.h".*/\1/p' "$f" |
+    sed 's|.*/||' | while read -r inc; do
+      [ "$inc" != "$m" ] && echo "$m $inc"
     done
-  done
-  [ -f "$tmp/symfail" ] && status=1
+done <"$tmp/files" | awk -v l="$tmp/present" '
+  BEGIN { while ((getline x < l) > 0) ok[x] = 1 }
+  ($2 in ok)' | sort -u >"$tmp/uses"
+
+# Uses, from the objects: who defines what, and who needs it.
+found=0
+: >"$tmp/defs"
+for m in $(cat "$tmp/present"); do
+  o=$(find "$builddir/src" \( -path "*/.libs/$m.o" -o -name "$m.o" \) \
+    2>/dev/null | head -n 1)
+  [ -n "$o" ] || continue
+  found=1
+  "$nm" -P "$o" 2>/dev/null | awk -v m="$m" -v t="$tmp" '
+    $2 ~ /^[TDBRCGSV]$/ { print $1, m >> (t "/defs") }
+    $2 == "U" { print m, $1 >> (t "/needs") }'
+done
+if [ "$found" = 1 ] && [ -f "$tmp/needs" ]; then
+  sort -u "$tmp/defs" -o "$tmp/defs"
+  awk 'NR == FNR { def[$1] = $2; next }
+    ($2 in def) && def[$2] != $1 { print $1, def[$2] }' \
+    "$tmp/defs" "$tmp/needs" | sort -u >>"$tmp/uses"
+  sort -u "$tmp/uses" -o "$tmp/uses"
 else
   echo "layers: no objects under $builddir/src; checked includes only" >&2
 fi
 
-[ "$status" = 0 ] && echo "layers: src/ uses only what lies below each module"
+if [ "${1:-}" = --print ]; then
+  awk 'NR == FNR { u[$1] = ""; next } { u[$1] = u[$1] " " $2 }
+    END { for (m in u) print m ":" u[m] }' "$tmp/present" "$tmp/uses" | sort
+  exit 0
+fi
+
+# Every use an edge, and (with objects) every edge a use.
+sort -u "$tmp/edges" >"$tmp/edges.s"
+comm -23 "$tmp/uses" "$tmp/edges.s" | while read -r m d; do
+  echo "layers: $m uses $d, which src/layers.txt does not allow"
+  echo x >>"$tmp/fail"
+done
+if [ "$found" = 1 ]; then
+  comm -13 "$tmp/uses" "$tmp/edges.s" | while read -r m d; do
+    echo "layers: src/layers.txt lets $m use $d, which it does not: drop it"
+    echo x >>"$tmp/fail"
+  done
+fi
+
+# The folders of src/ are its layers: the uses between modules, seen
+# folder to folder, make no circle either (src/ itself is the top).
+awk -v t="$tmp" 'NR == FNR { n = split($0, p, "/"); m = p[n]; sub(/\.[ch]$/, "", m)
+    d = (p[n - 1] == "src") ? "src" : p[n - 1]; folder[m] = d; next }
+  folder[$1] != folder[$2] { print folder[$2], folder[$1] }' \
+  "$tmp/files" "$tmp/edges" | sort -u | tsort >/dev/null 2>"$tmp/fcycle"
+if [ -s "$tmp/fcycle" ]; then
+  echo "layers: the folders of src/ use each other in a circle:"
+  sed 's/^tsort: /  /' "$tmp/fcycle"
+  status=1
+fi
+
+# The bundled plugins: no circle between the files of one plugin, with
+# plugins/common counted in (libtool names its objects TARGET-FILE.o).
+for dir in "$builddir"/plugins/*/; do
+  p=$(basename "$dir")
+  [ "$p" = common ] && continue
+  objs=$(ls "$dir".libs/*.o "$builddir"/plugins/common/.libs/"$p"_la-*.o \
+    "$builddir"/plugins/common/.libs/*.o 2>/dev/null | sort -u)
+  [ -n "$objs" ] || continue
+  : >"$tmp/pdefs"; : >"$tmp/pneeds"
+  for o in $objs; do
+    f=$(basename "$o" .o); f=${f##*-}
+    "$nm" -P "$o" 2>/dev/null | awk -v f="$f" -v t="$tmp" '
+      $2 ~ /^[TDBRCGSV]$/ { print $1, f >> (t "/pdefs") }
+      $2 == "U" { print f, $1 >> (t "/pneeds") }'
+  done
+  sort -u "$tmp/pdefs" -o "$tmp/pdefs"
+  awk 'NR == FNR { def[$1] = $2; next }
+    ($2 in def) && def[$2] != $1 { print def[$2], $1 }' \
+    "$tmp/pdefs" "$tmp/pneeds" | sort -u | tsort >/dev/null 2>"$tmp/pcycle"
+  if [ -s "$tmp/pcycle" ]; then
+    echo "layers: the files of plugins/$p call each other in a circle:"
+    sed 's/^tsort: /  /' "$tmp/pcycle"
+    status=1
+  fi
+done
+
+[ -f "$tmp/fail" ] && status=1
+[ "$status" = 0 ] &&
+  echo "layers: src/ uses only what src/layers.txt allows, with no circle"
 exit "$status"

@@ -8,5 +8,5 @@ include $(srcdir)/tests/unit.mk
 include $(srcdir)/tests/e2e.mk
 
 # The layering rule of src/layers.txt, checked on the sources and objects.
-TESTS += tests/layers.sh
-EXTRA_DIST += tests/layers.sh src/layers.txt
+TESTS += tests/layers.sh tests/layers-selftest.sh
+EXTRA_DIST += tests/layers.sh tests/layers-selftest.sh src/layers.txt
