@@ -21,6 +21,7 @@
 #include "session.h"
 #include "transport_stdio.h"
 #include "watch.h"
+#include "worker.h"
 
 typedef struct server {
   uv_loop_t *loop;
