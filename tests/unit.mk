@@ -1,6 +1,7 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
 # request_state, negotiation, session, schema, uritpl, registry, loader, crash, tools,
-# content, server, watch, auth, options).
+# content, server, watch, auth, options, and the call room: call, schedule,
+# result, ask, remote, plugin_api, host_api).
 # The loader, crash, tools, content and server suites load the check-only
 # fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
 # directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
@@ -27,7 +28,14 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_server.c \
 	tests/unit/test_watch.c \
 	tests/unit/test_auth.c \
-	tests/unit/test_options.c
+	tests/unit/test_options.c \
+	tests/unit/test_call.c \
+	tests/unit/test_schedule.c \
+	tests/unit/test_result.c \
+	tests/unit/test_ask.c \
+	tests/unit/test_remote.c \
+	tests/unit/test_plugin_api.c \
+	tests/unit/test_host_api.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
 	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'

@@ -1,0 +1,3 @@
+#include "config.h"
+#include "unit.h"
+Suite *remote_suite(void) { return suite_create("remote"); }
