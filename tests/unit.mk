@@ -2,6 +2,7 @@
 # request_state, negotiation, session, schema, uritpl, registry, loader, crash, tools,
 # content, server, watch, auth, options, and the call room: call, schedule,
 # result, ask, remote, plugin_api, host_api).
+# The remote suite runs isolated plugins in workers of the built src/mcpd.
 # The loader, crash, tools, content and server suites load the check-only
 # fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
 # directories are compiled in as absolute paths.  Run one suite with CK_RUN_SUITE=loader, or
@@ -38,7 +39,8 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_host_api.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
-	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"'
+	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"' \
+	-DMCPD_PROGRAM='"$(abs_top_builddir)/src/mcpd"'
 tests_unit_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JWT_CFLAGS)
 tests_unit_unit_tests_LDADD = src/libmcpdhttp.la src/libmcpdcore.la \
 	$(CHECK_LIBS) $(JSONC_LIBS) $(UV_LIBS) $(JWT_LIBS) $(CRYPTO_LIBS)
