@@ -146,6 +146,8 @@ static void asks_abandon(mcpd_call *c, const char *why) {
   }
 }
 
+/* --- progress ---------------------------------------------------------- */
+
 static void progress_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
   request *r = ev->call->req;
@@ -319,13 +321,74 @@ static int valid_input_key(const char *key) {
   return n > 0 && n < REQUEST_STATE_INPUT_KEY_MAX;
 }
 
+/* `params` (taken over, may be NULL) with `key` in its _meta, or NULL
+ * with last_error set. */
+static json_object *with_key(json_object *params, const char *key) {
+  json_object *meta = NULL, *value = NULL;
+  if (params == NULL)
+    params = json_object_new_object();
+  if (params != NULL && !json_object_object_get_ex(params, "_meta", &meta) &&
+      (meta = json_object_new_object()) != NULL)
+    json_object_object_add(params, "_meta", meta);
+  if (meta != NULL && !json_object_is_type(meta, json_type_object)) {
+    json_object_put(params);
+    call_set_error("client_request: params._meta must be an object");
+    return NULL;
+  }
+  if (meta == NULL || (value = json_object_new_string(key)) == NULL ||
+      json_object_object_add(meta, INPUT_KEY_META, value) != 0) {
+    json_object_put(value);
+    json_object_put(params);
+    call_set_error("out of memory");
+    return NULL;
+  }
+  return params;
+}
+
+/* Sends a checked request now on the loop thread, or queues it for the
+ * loop.  Takes `params`. */
+static int ask_submit(mcpd_call *c, const char *method, json_object *params,
+                      void (*cb)(void *, json_object *, int, const char *),
+                      void *arg) {
+  client_ask *a = calloc(1, sizeof(*a));
+  call_event *ev;
+
+  if (a == NULL || (a->method = strdup(method)) == NULL) {
+    free(a);
+    json_object_put(params);
+    call_set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  a->exec = c->exec;
+  a->call = c;
+  a->params = params;
+  a->cb = cb;
+  a->arg = arg;
+  if (hostq_on_loop(&c->exec->queue)) {
+    ask_send(a);
+    return MCPD_OK;
+  }
+  /* Queued with the call's slot locked: a complete() that follows can
+   * only queue the call's end behind it. */
+  ev = call_event_new(c->exec, ask_run);
+  if (ev == NULL) {
+    a->call = NULL;
+    free(a->method);
+    json_object_put(a->params);
+    free(a);
+    call_set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  ev->ask = a;
+  hostq_post(&c->exec->queue, &ev->base);
+  return MCPD_OK;
+}
+
 int ask_client(mcpd_call *c, const char *key, const char *method,
                json_object *params,
                void (*cb)(void *, json_object *, int, const char *),
                void *arg) {
   unsigned cap;
-  client_ask *a;
-  call_event *ev;
 
   if (!call_usable(c) || method == NULL || cb == NULL) {
     json_object_put(params);
@@ -381,57 +444,13 @@ int ask_client(mcpd_call *c, const char *key, const char *method,
   }
   /* A worker's host is its client: the key goes along, for the host to
    * take out (input_key_take()). */
-  if (key != NULL && c->exec->worker) {
-    json_object *meta = NULL, *value = NULL;
-    if (params == NULL)
-      params = json_object_new_object();
-    if (params != NULL && !json_object_object_get_ex(params, "_meta", &meta) &&
-        (meta = json_object_new_object()) != NULL)
-      json_object_object_add(params, "_meta", meta);
-    if (meta != NULL && !json_object_is_type(meta, json_type_object)) {
-      json_object_put(params);
-      call_set_error("client_request: params._meta must be an object");
-      return MCPD_ERROR;
-    }
-    if (meta == NULL || (value = json_object_new_string(key)) == NULL ||
-        json_object_object_add(meta, INPUT_KEY_META, value) != 0) {
-      json_object_put(value);
-      json_object_put(params);
-      call_set_error("out of memory");
-      return MCPD_ERROR;
-    }
-  }
-  a = calloc(1, sizeof(*a));
-  if (a == NULL || (a->method = strdup(method)) == NULL) {
-    free(a);
-    json_object_put(params);
-    call_set_error("out of memory");
+  if (key != NULL && c->exec->worker &&
+      (params = with_key(params, key)) == NULL)
     return MCPD_ERROR;
-  }
-  a->exec = c->exec;
-  a->call = c;
-  a->params = params;
-  a->cb = cb;
-  a->arg = arg;
-  if (hostq_on_loop(&c->exec->queue)) {
-    ask_send(a);
-    return MCPD_OK;
-  }
-  /* Queued with the call's slot locked: a complete() that follows can
-   * only queue the call's end behind it. */
-  ev = call_event_new(c->exec, ask_run);
-  if (ev == NULL) {
-    a->call = NULL;
-    free(a->method);
-    json_object_put(a->params);
-    free(a);
-    call_set_error("out of memory");
-    return MCPD_ERROR;
-  }
-  ev->ask = a;
-  hostq_post(&c->exec->queue, &ev->base);
-  return MCPD_OK;
+  return ask_submit(c, method, params, cb, arg);
 }
+
+/* --- elicitation and roots --------------------------------------------- */
 
 static void elicit_done_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
@@ -480,6 +499,8 @@ json_object *ask_roots(mcpd_call *c) {
     call_set_error("call_roots: the client offers no roots");
   return roots;
 }
+
+/* --- the answer: input_required and missing capabilities --------------- */
 
 /* Answers -32021 for a modern call that failed after it asked for what
  * its request did not declare: the client can retry declaring it.  A call

@@ -21,6 +21,8 @@
 static int build_text(mcpd_call *c, int status, strbuf *out, char *err,
                       size_t errlen);
 
+/* --- the checks and the answer's text -------------------------------- */
+
 /* Whether `text` is one line of strict JSON.  A plugin can attach its own
  * json-c serializer to a value it hands back, and json-c then prints
  * whatever that serializer writes -- a newline would start a forged
@@ -380,6 +382,8 @@ int result_failed(mcpd_call *c, int status) {
          json_object_get_boolean(v);
 }
 
+/* --- the builders ------------------------------------------------------ */
+
 /* Refuses a builder that has no meaning for the call's kind: the result
  * is then an internal error, and last_error() says why. */
 static int refuse(mcpd_call *call, const char *builder) {
@@ -663,6 +667,8 @@ int result_set_fail(mcpd_call *call, int code, const char *fmt, va_list ap) {
   call->result.fail_message = text;
   return MCPD_OK;
 }
+
+/* --- the call's life, and what a worker answered ---------------------- */
 
 void result_setup(mcpd_call *c) {
   c->result.role = "user";
