@@ -450,6 +450,60 @@ int ask_client(mcpd_call *c, const char *key, const char *method,
   return ask_submit(c, method, params, cb, arg);
 }
 
+/* --- waiting for the answer -------------------------------------------- */
+
+void ask_waiter_init(ask_waiter *w) {
+  memset(w, 0, sizeof(*w));
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+}
+
+void ask_waiter_done(ask_waiter *w) {
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+}
+
+void ask_waiter_reply(void *arg, json_object *result, int code,
+                      const char *message) {
+  ask_waiter *w = arg;
+  json_object *copy = NULL;
+  char *error = NULL;
+
+  /* The waiting thread gets a copy: json-c reference counts are not
+   * atomic, and the loop frees the original. */
+  if (result != NULL && json_object_deep_copy(result, &copy, NULL) != 0)
+    error = call_mprintf("out of memory copying the client's answer");
+  else if (result == NULL)
+    error = call_mprintf("%s (%d)", message ? message : "failed", code);
+  pthread_mutex_lock(&w->mu);
+  w->result = copy;
+  w->error = error;
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+int ask_waiter_wait(ask_waiter *w, json_object **result, char **error) {
+  int rc = MCPD_OK;
+
+  pthread_mutex_lock(&w->mu);
+  while (!w->done)
+    pthread_cond_wait(&w->cv, &w->mu);
+  pthread_mutex_unlock(&w->mu);
+  if (w->result != NULL) {
+    *result = w->result;
+  } else {
+    call_set_error("%s", w->error ? w->error : "failed");
+    rc = MCPD_ERROR;
+  }
+  if (error != NULL && rc != MCPD_OK)
+    *error = w->error;
+  else
+    free(w->error);
+  ask_waiter_done(w);
+  return rc;
+}
+
 /* --- elicitation and roots --------------------------------------------- */
 
 static void elicit_done_run(hostq_event *base) {

@@ -5,6 +5,8 @@
 #ifndef MCPD_ASK_H
 #define MCPD_ASK_H
 
+#include <pthread.h>
+
 #include "call_core.h"
 
 /* The name a worker gave its request (client_request_keyed()), which
@@ -28,6 +30,25 @@ void ask_answer(mcpd_call *c, request *r, int status);
 int ask_client(mcpd_call *c, const char *key, const char *method,
                json_object *params,
                void (*cb)(void *, json_object *, int, const char *), void *arg);
+/* What a thread blocked in client_request_wait() waits for: set up with
+ * ask_waiter_init(), handed to ask_client() with ask_waiter_reply() as the
+ * callback, then waited for with ask_waiter_wait() (which returns MCPD_OK
+ * with *result, or MCPD_ERROR with last_error and *error, if not NULL,
+ * set) or, when the request was refused, let go with ask_waiter_done(). */
+typedef struct ask_waiter {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+  json_object *result; /* a private copy */
+  char *error;
+} ask_waiter;
+
+void ask_waiter_init(ask_waiter *w);
+void ask_waiter_reply(void *arg, json_object *result, int code,
+                      const char *message);
+int ask_waiter_wait(ask_waiter *w, json_object **result, char **error);
+void ask_waiter_done(ask_waiter *w);
+
 /* progress(), elicitation_complete() and call_roots() on an entered
  * call. */
 int ask_progress(mcpd_call *c, double progress, double total,

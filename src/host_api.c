@@ -4,7 +4,6 @@
  * wiring of the room: which module hears which event of a call. */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,40 +278,11 @@ host_client_request(mcpd_call *h, const char *method, json_object *params,
   return host_client_request_keyed(h, NULL, method, params, cb, arg);
 }
 
-/* What a thread blocked in client_request_wait() waits for. */
-typedef struct waiter {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done;
-  json_object *result; /* a private copy */
-  char *error;
-} waiter;
-
-static void wait_reply(void *arg, json_object *result, int code,
-                       const char *message) {
-  waiter *w = arg;
-  json_object *copy = NULL;
-  char *error = NULL;
-
-  /* The waiting thread gets a copy: json-c reference counts are not
-   * atomic, and the loop frees the original. */
-  if (result != NULL && json_object_deep_copy(result, &copy, NULL) != 0)
-    error = call_mprintf("out of memory copying the client's answer");
-  else if (result == NULL)
-    error = call_mprintf("%s (%d)", message ? message : "failed", code);
-  pthread_mutex_lock(&w->mu);
-  w->result = copy;
-  w->error = error;
-  w->done = 1;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->mu);
-}
-
 static int host_client_request_wait_keyed(mcpd_call *h, const char *key,
                                           const char *method,
                                           json_object *params,
                                           json_object **result, char **error) {
-  waiter w;
+  ask_waiter w;
   int rc;
 
   if (result != NULL)
@@ -341,30 +311,13 @@ static int host_client_request_wait_keyed(mcpd_call *h, const char *key,
       return MCPD_ERROR;
     }
   }
-  memset(&w, 0, sizeof(w));
-  pthread_mutex_init(&w.mu, NULL);
-  pthread_cond_init(&w.cv, NULL);
-  rc = host_client_request_keyed(h, key, method, params, wait_reply, &w);
-  if (rc == MCPD_OK) {
-    pthread_mutex_lock(&w.mu);
-    while (!w.done)
-      pthread_cond_wait(&w.cv, &w.mu);
-    pthread_mutex_unlock(&w.mu);
-    if (w.result != NULL) {
-      *result = w.result;
-    } else {
-      call_set_error("%s", w.error ? w.error : "failed");
-      rc = MCPD_ERROR;
-    }
-    if (error != NULL && rc != MCPD_OK)
-      *error = w.error;
-    else
-      free(w.error);
-  } else if (error != NULL) {
+  ask_waiter_init(&w);
+  rc = host_client_request_keyed(h, key, method, params, ask_waiter_reply, &w);
+  if (rc == MCPD_OK)
+    return ask_waiter_wait(&w, result, error);
+  if (error != NULL)
     *error = call_mprintf("%s", call_last_error());
-  }
-  pthread_cond_destroy(&w.cv);
-  pthread_mutex_destroy(&w.mu);
+  ask_waiter_done(&w);
   return rc;
 }
 
