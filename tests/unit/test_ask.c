@@ -3,7 +3,11 @@
  * answer the plugin; one the client leaves unanswered times out, and the
  * client is told; one still open when its call is cancelled is given up,
  * and the client is told; a client that did not declare a capability is
- * never asked; progress goes out before the answer, increasing only. */
+ * never asked; progress goes out before the answer, increasing only.  A
+ * 2026-07-28 client is never asked mid-call: the call answers
+ * input_required with the question and a requestState, and the retry
+ * with the answer completes; a capability the request did not declare is
+ * named in -32021. */
 #include "config.h"
 
 #include <stdio.h>
@@ -194,6 +198,76 @@ START_TEST(test_progress_before_answer) {
 }
 END_TEST
 
+static void setup_modern(void) {
+  harness_init(&h, NULL);
+  harness_session(&h);
+  harness_copy(&h, "asker.so", "asker.so");
+  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
+  harness_turn(&h);
+  /* The stdio rule: this connection may speak 2026-07-28. */
+  h.session->modern_allowed = 1;
+  harness_clear(&h);
+}
+
+/* Sends a 2026-07-28 tools/call of "ask" for sampling as request `id`, the
+ * client declaring `caps`, with `retry` (",\"inputResponses\":...", or
+ * ""), and returns the response. */
+static json_object *modern_ask(int id, const char *caps, const char *retry) {
+  char line[4096];
+  snprintf(line, sizeof(line),
+           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"ask\",\"arguments\":" SAMPLING_ARGS
+           ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+           "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":"
+           "%s}%s}}",
+           id, caps, retry);
+  harness_line(&h, line);
+  return harness_response(&h, id);
+}
+
+START_TEST(test_modern_input_required_then_retry) {
+  json_object *msg, *inputs;
+  const char *key = NULL, *state;
+  char retry[3072];
+
+  msg = modern_ask(1, "{\"sampling\":{}}", "");
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "result.resultType")),
+                   "input_required");
+  inputs = json_path(msg, "result.inputRequests");
+  ck_assert_int_eq(json_object_object_length(inputs), 1);
+  json_object_object_foreach(inputs, k, v) {
+    key = k;
+    ck_assert_str_eq(json_object_get_string(json_path(v, "method")),
+                     "sampling/createMessage");
+  }
+  state = json_object_get_string(json_path(msg, "result.requestState"));
+  ck_assert_ptr_nonnull(state);
+  /* Nothing was sent to the client: it is asked in the result. */
+  ck_assert_int_lt(method_index("sampling/createMessage"), 0);
+  snprintf(retry, sizeof(retry),
+           ",\"inputResponses\":{\"%s\":{\"model\":\"r\"}},"
+           "\"requestState\":\"%s\"",
+           key, state);
+  json_object_put(msg);
+  msg = modern_ask(2, "{\"sampling\":{}}", retry);
+  ck_assert_str_eq(json_object_get_string(json_path(msg, "result.resultType")),
+                   "complete");
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.content.0.text")),
+      "{\"model\":\"r\"}");
+  json_object_put(msg);
+}
+END_TEST
+
+START_TEST(test_modern_missing_capability_named) {
+  json_object *msg = modern_ask(1, "{}", "");
+  ck_assert_int_eq(response_error_code(msg), SESSION_ERR_MISSING_CAPABILITY);
+  ck_assert_str_eq(plain(json_path(msg, "error.data.requiredCapabilities")),
+                   "{\"sampling\":{}}");
+  json_object_put(msg);
+}
+END_TEST
+
 Suite *ask_suite(void) {
   Suite *s = suite_create("ask");
   TCase *tc = tcase_create("client");
@@ -206,6 +280,11 @@ Suite *ask_suite(void) {
   tc = tcase_create("capabilities");
   tcase_add_checked_fixture(tc, setup_no_sampling, teardown);
   tcase_add_test(tc, test_undeclared_capability_refused);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("input_required");
+  tcase_add_checked_fixture(tc, setup_modern, teardown);
+  tcase_add_test(tc, test_modern_input_required_then_retry);
+  tcase_add_test(tc, test_modern_missing_capability_named);
   suite_add_tcase(s, tc);
   return s;
 }
