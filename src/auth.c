@@ -900,7 +900,8 @@ oom:
 
 /* ---- the API ---- */
 
-int auth_new(const options *o, const char *default_resource_url, auth **out) {
+int auth_new(const auth_settings *o, const char *default_resource_url,
+             auth **out) {
   int jwt_parts = (o->auth_jwt_issuer != NULL) +
                   (o->auth_jwt_audience != NULL) + (o->auth_jwks != NULL);
   auth *a;

@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 
-#include "options.h"
+#include "auth_settings.h"
 
 typedef struct auth auth;
 
@@ -45,7 +45,8 @@ typedef struct auth auth;
  * the configuration is wrong (missing pieces, unreadable file, bad JWKS).
  * `default_resource_url` (e.g. "http://127.0.0.1:8080/mcp") is used when
  * the options give no resource URL; it must be an absolute http(s) URL. */
-int auth_new(const options *o, const char *default_resource_url, auth **out);
+int auth_new(const auth_settings *o, const char *default_resource_url,
+             auth **out);
 void auth_free(auth *a);
 
 /* Checks an Authorization header value (may be NULL).  Returns 0 and sets

@@ -2,11 +2,11 @@
  * gets, completions) as the rest of mcpd sees them: the executor a server
  * owns, what starting a call needs, and the entry points of the call
  * room.  The room, lowest first (src/layers.txt): call_core.c (a call's
- * life: start, finish, cancel, its events), schedule.c (pool share,
+ * life: start, finish, cancel, its events), plugin_api.c (what a plugin
+ * does for itself: logs, run-time entries), schedule.c (pool share,
  * deadlines), result.c (builders, checks, the answer's text), ask.c
  * (requests to the client, progress, input_required), remote.c (calls
- * forwarded to isolated workers), plugin_api.c (what a plugin does for
- * itself: logs, run-time entries) and host_api.c (the table plugins call,
+ * forwarded to isolated workers) and host_api.c (the table plugins call,
  * and which module hears which event of a call).
  *
  * A call holds a reference on its entry and its plugin, so neither goes
@@ -29,8 +29,8 @@
 struct call_hooks;
 struct mcpd_call;
 struct mcpd_host;
-struct options;
 struct plugin;
+struct plugin_settings;
 struct reg_entry;
 struct request;
 struct worker_env;
@@ -52,9 +52,9 @@ typedef struct call_exec {
                  struct request *r);
   /* How long a plugin's request to the client waits for its answer. */
   uint64_t request_timeout_ms;
-  /* Where each call's deadline comes from (options_deadline); NULL for
-   * none. */
-  const struct options *opts;
+  /* Where each call's deadline comes from (plugin_settings_deadline);
+   * NULL for none. */
+  const struct plugin_settings *opts;
   /* POOL calls of one plugin running at once; more wait their turn, so
    * one plugin cannot take every worker thread. */
   unsigned pool_cap;

@@ -346,7 +346,8 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->name = strdup(p->desc->name);
   p->version = strdup(p->desc->version);
   p->description = p->desc->description ? strdup(p->desc->description) : NULL;
-  if (l->env.isolate_cb != NULL && options_isolated(l->env.opts, p->name)) {
+  if (l->env.isolate_cb != NULL &&
+      plugin_settings_isolated(l->env.opts->plugins, p->name)) {
     /* Its code runs in a worker process; this one only needed its name.
      * The worker lists what it offers into the registry. */
     dlclose(p->dl);
@@ -373,8 +374,8 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
     p->init_called = 1;
     watchdog_enter(p->name, "init()");
     rc = p->desc->init(l->env.host, &p->self,
-                       options_plugin_config(l->env.opts, p->name), &p->state,
-                       &errmsg);
+                       plugin_settings_config(l->env.opts->plugins, p->name),
+                       &p->state, &errmsg);
     watchdog_leave();
     p->initing = 0;
     if (rc != MCPD_OK) {
@@ -625,7 +626,7 @@ static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
 }
 
 size_t loader_scan(loader *l) {
-  const options *o = l->env.opts;
+  const loader_settings *o = l->env.opts;
   size_t changes = 0;
   plugin *p, *next;
 
@@ -688,7 +689,7 @@ static size_t edit_distance(const char *a, const char *b) {
 }
 
 void loader_warn_unused_configs(loader *l) {
-  json_object *configs = l->env.opts->plugin_configs;
+  json_object *configs = l->env.opts->plugins->configs;
 
   if (configs == NULL || !json_object_is_type(configs, json_type_object))
     return;

@@ -22,8 +22,8 @@
 #include <json-c/json.h>
 #include <uv.h>
 
+#include "loader_settings.h"
 #include "mcpd.h"
-#include "options.h"
 #include "plugin_file.h"
 #include "registry.h"
 
@@ -111,10 +111,10 @@ typedef struct load_failure {
 
 /* What the owner gives the loader; copied by loader_init(). */
 typedef struct loader_env {
-  registry *registry;    /* where live plugins' tools are registered */
-  const options *opts;   /* directories, plugin configs, safety */
-  const mcpd_host *host; /* handed to every init() */
-  void *host_data;       /* copied into each plugin's `host_data` */
+  registry *registry;          /* where live plugins' tools are registered */
+  const loader_settings *opts; /* directories, plugin configs, safety */
+  const mcpd_host *host;       /* handed to every init() */
+  void *host_data;             /* copied into each plugin's `host_data` */
   /* Runs on the loop thread after the registry changed. */
   void (*changed_cb)(void *arg);
   /* A plugin the options isolate: start its worker process (0 or -1),

@@ -1,4 +1,5 @@
-/* main.c -- the mcpd command: parse options, run the loop, exit cleanly. */
+/* main.c -- the mcpd command: parse the command line, run the loop, exit
+ * cleanly. */
 #include "config.h"
 
 #include <errno.h>
@@ -14,8 +15,8 @@
 
 #include "cli.h"
 #include "log.h"
-#include "options.h"
 #include "server.h"
+#include "settings.h"
 #include "transport_stdio.h"
 #include "watchdog.h"
 #ifdef MCPD_WITH_HTTP
@@ -82,26 +83,26 @@ static void exit_now(int status, void *arg) {
 }
 
 int main(int argc, char **argv) {
-  options opts;
+  settings opts;
   server srv;
   uv_loop_t loop;
   int status = 0, rc;
 
   fill_std_fds();
   ignore_sigpipe();
-  if (options_parse(&opts, argc, argv) != 0) {
-    options_free(&opts);
+  if (settings_parse(&opts, argc, argv) != 0) {
+    settings_free(&opts);
     return 2;
   }
   if (opts.mode == MODE_HELP) {
-    options_print_help(argv[0], 1);
-    options_free(&opts);
+    settings_print_help(argv[0], 1);
+    settings_free(&opts);
     return 0;
   }
   if (opts.mode == MODE_VERSION) {
     printf("mcpd %s (plugin ABI %d.%d)\n", PACKAGE_VERSION, MCPD_ABI_MAJOR,
            MCPD_ABI_MINOR);
-    options_free(&opts);
+    settings_free(&opts);
     return 0;
   }
   log_set_level((log_level)opts.log_level);
@@ -118,8 +119,8 @@ int main(int argc, char **argv) {
     log_set_prefix(prefix);
   }
 #ifndef MCPD_WITH_HTTP
-  if (opts.listen != NULL && opts.mode == MODE_SERVE) {
-    options_free(&opts);
+  if (opts.http.listen != NULL && opts.mode == MODE_SERVE) {
+    settings_free(&opts);
     return exec_http(argv);
   }
 #endif
@@ -128,8 +129,8 @@ int main(int argc, char **argv) {
    * --threads (or "threads") wins over UV_THREADPOOL_SIZE. */
   {
     char n[24];
-    snprintf(n, sizeof(n), "%zu", opts.threads);
-    setenv("UV_THREADPOOL_SIZE", n, opts.threads != MCPD_DEFAULT_THREADS);
+    snprintf(n, sizeof(n), "%zu", opts.call.threads);
+    setenv("UV_THREADPOOL_SIZE", n, opts.call.threads != MCPD_DEFAULT_THREADS);
   }
 
   uv_loop_init(&loop);
@@ -150,7 +151,7 @@ int main(int argc, char **argv) {
      * transport: it takes fd 1 before any plugin code can write to it. */
     server_catch_signals(&srv);
 #ifdef MCPD_WITH_HTTP
-    if (opts.listen != NULL) {
+    if (opts.http.listen != NULL) {
       /* Plugins first, isolated ones ready too, then the first client:
        * its first tools/list sees them all.  fd 1 goes to stderr before
        * any plugin code runs. */
@@ -171,7 +172,8 @@ int main(int argc, char **argv) {
     rc = server_serve_stdio(&srv);
     if (rc != 0) {
       status = 1;
-      server_shutdown(&srv, opts.listen != NULL ? "cannot listen" : "no stdio");
+      server_shutdown(&srv,
+                      opts.http.listen != NULL ? "cannot listen" : "no stdio");
     } else if (server_start(&srv, 1) != 0) {
       /* Only a worker fails to start: its host learns from status 3
        * that the plugin cannot be served, before anything was read. */
@@ -194,6 +196,6 @@ int main(int argc, char **argv) {
     log_error("uv_loop_close: %s (a handle was left open)", uv_strerror(rc));
     status = status ? status : 1;
   }
-  options_free(&opts);
+  settings_free(&opts);
   return status;
 }

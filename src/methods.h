@@ -9,17 +9,16 @@
 #include <json-c/json.h>
 
 #include "call.h"
-#include "options.h"
+#include "methods_settings.h"
 #include "registry.h"
 #include "session.h"
+#include "subscribe.h"
 
 typedef struct methods_ctx {
   registry *registry;
-  const options *opts;
+  const methods_settings *opts;
   call_exec *exec;
-  struct lh_table *subscriptions; /* URI -> who subscribed, what was told */
-  /* Open subscriptions/listen streams (2026-07-28), newest first. */
-  struct listener *listeners;
+  subscribe_ctx subs; /* subscriptions and listen streams */
   /* Runs on the loop when a session's roots changed (the owner tells the
    * plugins). */
   void (*roots_changed_cb)(void *arg);
@@ -29,7 +28,7 @@ typedef struct methods_ctx {
   void *arg;
 } methods_ctx;
 
-int methods_init(methods_ctx *ctx, registry *reg, const options *opts,
+int methods_init(methods_ctx *ctx, registry *reg, const methods_settings *opts,
                  call_exec *exec);
 /* Forgets every subscription without telling plugins (they are being
  * unloaded too). */

@@ -14,7 +14,7 @@
 #include "log.h"
 #include "plugin_api.h"
 #include "registry.h"
-#include "worker.h"
+#include "worker_link.h"
 
 void call_exec_want_logs(call_exec *e, int level) {
   int floor = atomic_load(&e->log_floor);

@@ -1,5 +1,5 @@
 /* remote.c -- calls into isolated plugins: a call is forwarded to its
- * plugin's worker process (worker.h) with the client's capabilities and
+ * plugin's worker process (worker_link.h) with the client's capabilities and
  * roots beside it, and what the worker says about the call on its way
  * (requests to the client, progress, logs) reaches the call's client. */
 #include "config.h"
@@ -14,7 +14,7 @@
 #include "result.h"
 #include "schedule.h"
 #include "strbuf.h"
-#include "worker.h"
+#include "worker_link.h"
 
 /* The worker answered (or died): the call ends like any other. */
 static void remote_done(void *call, json_object *result, const char *text,

@@ -9,7 +9,7 @@
 
 #include "jsonrpc.h"
 #include "loader.h"
-#include "options.h"
+#include "plugin_settings.h"
 #include "schedule.h"
 
 /* --- worker threads, shared fairly ------------------------------------- */
@@ -225,8 +225,9 @@ static void deadline_timer_cb(uv_timer_t *t) {
 int sched_start_deadline(mcpd_call *c) {
   call_exec *e = c->exec;
   if (c->entry->exec != MCPD_EXEC_INLINE && e->opts != NULL)
-    deadline_start(c, options_deadline(e->opts, c->plugin->name,
-                                       c->kind == CALL_TOOL ? c->name : NULL));
+    deadline_start(
+        c, plugin_settings_deadline(e->opts, c->plugin->name,
+                                    c->kind == CALL_TOOL ? c->name : NULL));
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "server.h"
+#include "settings.h"
 #include "watchdog.h"
 
 /* How long calls in flight may run after input ended, then how long they
@@ -164,7 +165,7 @@ static void dirs_changed_cb(void *arg) {
     loader_scan(&srv->loader);
 }
 
-int server_init(server *srv, uv_loop_t *loop, options *opts) {
+int server_init(server *srv, uv_loop_t *loop, settings *opts) {
   loader_env env;
 
   memset(srv, 0, sizeof(*srv));
@@ -178,15 +179,15 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   srv->exec.log_cb = plugin_log_cb;
   srv->exec.updated_cb = resource_updated_cb;
   srv->exec.arg = srv;
-  srv->exec.request_timeout_ms = opts->request_timeout_ms;
-  srv->exec.opts = opts;
+  srv->exec.request_timeout_ms = opts->call.request_timeout_ms;
+  srv->exec.opts = &opts->plugins;
   srv->exec.worker = opts->mode == MODE_WORKER;
-  srv->exec.state_ttl_ms = opts->request_state_ttl_ms;
+  srv->exec.state_ttl_ms = opts->call.request_state_ttl_ms;
   {
     /* A worker seals nothing: its host answers input_required. */
     char why[300];
     if (opts->mode != MODE_WORKER &&
-        request_state_key(srv->exec.state_key, opts->state_key_file, why,
+        request_state_key(srv->exec.state_key, opts->call.state_key_file, why,
                           sizeof(why)) != 0) {
       log_error("%s", why);
       return -1;
@@ -196,8 +197,9 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
    * the others, whatever one plugin's calls do.  A worker's threads are
    * all its one plugin's. */
   srv->exec.pool_cap =
-      opts->mode == MODE_WORKER ? 0 : (unsigned)((opts->threads + 1) / 2);
-  if (methods_init(&srv->methods, &srv->registry, opts, &srv->exec) != 0)
+      opts->mode == MODE_WORKER ? 0 : (unsigned)((opts->call.threads + 1) / 2);
+  if (methods_init(&srv->methods, &srv->registry, &opts->methods, &srv->exec) !=
+      0)
     return -1;
   srv->methods.roots_changed_cb = roots_changed_cb;
   srv->methods.arg = srv;
@@ -218,7 +220,7 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
   memset(&srv->workers, 0, sizeof(srv->workers));
   srv->workers.loop = loop;
   srv->workers.registry = &srv->registry;
-  srv->workers.opts = opts;
+  srv->workers.opts = &opts->worker;
   srv->workers.changed_cb = registry_changed_cb;
   srv->workers.report_cb = worker_report_cb;
   srv->workers.started_cb = worker_started_cb;
@@ -236,7 +238,7 @@ int server_init(server *srv, uv_loop_t *loop, options *opts) {
 
   memset(&env, 0, sizeof(env));
   env.registry = &srv->registry;
-  env.opts = opts;
+  env.opts = &opts->loader;
   env.host = &call_host_api;
   env.host_data = &srv->exec;
   env.changed_cb = registry_changed_cb;
@@ -418,7 +420,7 @@ void server_catch_signals(server *srv) {
 
 /* Worker mode: the limits the host asked for, soft and hard, so that the
  * plugin cannot raise them again. */
-static int set_limits(const options *o) {
+static int set_limits(const settings *o) {
   const struct {
     int resource;
     const char *flag;
@@ -497,7 +499,7 @@ static int start_pool(uv_loop_t *loop) {
 
 /* Worker mode: limits, then the one plugin, or nothing at all. */
 static int start_worker(server *srv) {
-  const options *o = srv->opts;
+  const settings *o = srv->opts;
   plugin *p;
 
   if (o->rlimit_as_mib != 0 && start_pool(srv->loop) != 0)
@@ -515,7 +517,7 @@ static int start_worker(server *srv) {
 }
 
 int server_start(server *srv, int serve) {
-  options *o = srv->opts;
+  const settings *o = srv->opts;
   int rc;
   if (serve)
     server_catch_signals(srv);
@@ -533,8 +535,9 @@ int server_start(server *srv, int serve) {
    * plugin is most likely a typo. */
   loader_warn_unused_configs(&srv->loader);
   if (serve && o->watch)
-    srv->watch = watch_start(srv->loop, o->plugin_dirs, o->n_plugin_dirs,
-                             o->plugin_dirs_given, dirs_changed_cb, srv);
+    srv->watch =
+        watch_start(srv->loop, o->loader.plugin_dirs, o->loader.n_plugin_dirs,
+                    o->loader.plugin_dirs_given, dirs_changed_cb, srv);
   return 0;
 }
 

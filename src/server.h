@@ -16,16 +16,19 @@
 #include "call.h"
 #include "loader.h"
 #include "methods.h"
-#include "options.h"
 #include "registry.h"
 #include "session.h"
 #include "transport_stdio.h"
 #include "watch.h"
-#include "worker.h"
+#include "worker_link.h"
+
+/* All the settings (settings.h): the server hands each owner its part and
+ * reads the rest itself.  Only main() and this file need the whole. */
+struct settings;
 
 typedef struct server {
   uv_loop_t *loop;
-  options *opts;
+  struct settings *opts;
   registry registry;
   loader loader;
   call_exec exec;
@@ -63,7 +66,7 @@ typedef struct server {
   int exit_hard; /* calls still run on threads: skip unloading at exit */
 } server;
 
-int server_init(server *srv, uv_loop_t *loop, options *opts);
+int server_init(server *srv, uv_loop_t *loop, struct settings *opts);
 /* Loads the plugins.  With `serve`, also starts signals, the parent
  * watchdog and the watch on plugin directories (--list and --call pass
  * 0).  In worker mode it sets the resource limits and loads the one

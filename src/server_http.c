@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "server_http.h"
+#include "settings.h"
 #include "streamable.h"
 #include "watchdog.h"
 
@@ -34,7 +35,7 @@ int server_serve_http(server *srv) {
    * unnoticed: it goes to stderr like the rest of the log. */
   if ((fd = stdio_take_stdout()) >= 0)
     close(fd);
-  if ((srv->http = streamable_new(srv->loop, srv->opts, &cb)) == NULL)
+  if ((srv->http = streamable_new(srv->loop, &srv->opts->http, &cb)) == NULL)
     return -1;
   watchdog_start(-1);
   srv->http_refuse = refuse_hook;

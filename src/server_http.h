@@ -4,7 +4,7 @@
 
 #include "server.h"
 
-/* Serves MCP over HTTP on opts->listen until shutdown: one session per
+/* Serves MCP over HTTP on opts->http.listen until shutdown: one session per
  * client, opened and closed through the server.  Returns -1 after logging
  * why it cannot listen. */
 int server_serve_http(server *srv);

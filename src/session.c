@@ -10,39 +10,10 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "rpc_peer.h"
 #include "session.h"
 #include "strbuf.h"
 #include "utf8.h"
-
-const char *const session_versions[] = {"2025-11-25", "2025-06-18",
-                                        "2025-03-26", "2024-11-05", NULL};
-
-const char *const session_modern_versions[] = {"2026-07-28", NULL};
-
-static const char *const log_levels[] = {"debug",   "info",     "notice",
-                                         "warning", "error",    "critical",
-                                         "alert",   "emergency"};
-
-int session_log_level(const char *name) {
-  for (int i = 0; i < 8; i++)
-    if (name != NULL && strcmp(name, log_levels[i]) == 0)
-      return i;
-  return -1;
-}
-
-const char *session_negotiate(const char *requested) {
-  for (size_t i = 0; session_versions[i] != NULL; i++)
-    if (requested != NULL && strcmp(requested, session_versions[i]) == 0)
-      return session_versions[i];
-  return session_versions[0];
-}
-
-int session_version_has_batches(const char *version) {
-  /* Batches came with 2025-03-26 and left with 2025-06-18; 2024-11-05 is
-   * plain JSON-RPC 2.0, which has them too. */
-  return version != NULL && (strcmp(version, "2025-03-26") == 0 ||
-                             strcmp(version, "2024-11-05") == 0);
-}
 
 /* A batch collects the responses of its requests and is written as one
  * array when the last of them is answered. */
@@ -206,40 +177,35 @@ static int id_equal(const void *a, const void *b) {
 
 /* A request the server sent, awaiting its answer. */
 typedef struct outgoing {
-  char id[32];
+  rpc_entry entry; /* first: the peer hands it back */
   session_reply_fn reply;
   void *arg;
   json_object *related; /* the client request it was sent for, or NULL */
 } outgoing;
 
-/* Removes the outgoing request `id`; NULL when there is none. */
-static outgoing *take_outgoing(session *s, const char *id) {
-  void *v;
-  if (id == NULL || !lh_table_lookup_ex(s->outgoing, id, &v))
-    return NULL;
-  lh_table_delete(s->outgoing, id);
-  return v;
-}
+/* The answer came, or the session gave up on the request: its reply runs
+ * once, and the request is freed. */
+static void outgoing_cb(rpc_entry *e, const rpc_reply *r) {
+  outgoing *o = (outgoing *)e;
+  json_object *error = r->error, *made = NULL;
 
-/* Runs an outgoing request's reply with an error of the server's own. */
-static void fail_one(outgoing *o, int code, const char *message) {
-  json_object *error = json_object_new_object();
-  json_object_object_add(error, "code", json_object_new_int(code));
-  json_object_object_add(error, "message", json_object_new_string(message));
-  o->reply(o->arg, NULL, error);
-  json_object_put(error);
+  if (!r->local && error != NULL &&
+      !json_object_is_type(error, json_type_object))
+    error = NULL;
+  if (r->result == NULL && error == NULL) {
+    made = json_object_new_object();
+    json_object_object_add(made, "code",
+                           json_object_new_int(JSONRPC_INVALID_REQUEST));
+    json_object_object_add(
+        made, "message",
+        json_object_new_string(
+            "the client answered with neither a result nor an error object"));
+    error = made;
+  }
+  o->reply(o->arg, error ? NULL : r->result, error);
+  json_object_put(made);
   json_object_put(o->related);
   free(o);
-}
-
-static void fail_outgoing(session *s, int code, const char *message) {
-  struct lh_entry *e;
-  /* Each reply may send (or fail) other requests: restart after each. */
-  while (s->outgoing != NULL && (e = s->outgoing->head) != NULL) {
-    outgoing *o = (outgoing *)lh_entry_v(e);
-    lh_table_delete(s->outgoing, o->id);
-    fail_one(o, code, message);
-  }
 }
 
 const char *session_request(session *s, const char *method, json_object *params,
@@ -255,66 +221,43 @@ const char *session_request_related(session *s, const request *related,
 
   /* A modern request never makes the server ask its client: that is what
    * input_required results are for. */
-  if (o == NULL || !s->initialized || (related != NULL && related->modern)) {
+  if (o == NULL || !s->initialized || (related != NULL && related->modern) ||
+      rpc_peer_add(s->outgoing, &o->entry, outgoing_cb) != 0) {
     free(o);
     json_object_put(params);
     return NULL;
   }
-  snprintf(o->id, sizeof(o->id), "mcpd-%llu", ++s->next_outgoing);
   o->reply = reply;
   o->arg = arg;
-  if (lh_table_insert(s->outgoing, o->id, o) != 0) {
-    free(o);
-    json_object_put(params);
-    return NULL;
-  }
   o->related = related != NULL ? json_object_get(related->id) : NULL;
   msg = jsonrpc_notification(method, params);
-  json_object_object_add(msg, "id", json_object_new_string(o->id));
+  json_object_object_add(msg, "id", json_object_new_string(o->entry.id));
   send_related(s, o->related, msg);
-  return o->id;
+  return o->entry.id;
 }
 
 void session_cancel_request(session *s, const char *id, int code,
                             const char *message) {
-  outgoing *o = take_outgoing(s, id);
+  rpc_entry *e = rpc_peer_find_text(s->outgoing, id);
+  outgoing *o = (outgoing *)e;
   json_object *params;
-  if (o == NULL)
+  if (e == NULL)
     return;
   params = json_object_new_object();
-  json_object_object_add(params, "requestId", json_object_new_string(o->id));
+  json_object_object_add(params, "requestId", json_object_new_string(e->id));
   json_object_object_add(params, "reason", json_object_new_string(message));
   send_related(s, o->related,
                jsonrpc_notification("notifications/cancelled", params));
-  fail_one(o, code, message);
+  rpc_peer_cancel(s->outgoing, e, code, message);
 }
 
 /* A response from the client: the answer to one of our requests. */
 static void handle_response(session *s, json_object *obj, json_object *id) {
-  json_object *result = NULL, *error = NULL;
-  outgoing *o = json_object_is_type(id, json_type_string)
-                    ? take_outgoing(s, json_object_get_string(id))
-                    : NULL;
-
-  if (o == NULL) {
+  if (rpc_peer_response(s->outgoing, obj, NULL, 0) != 0)
     /* Late (after a timeout), duplicated or never asked: dropped, as
      * JSON-RPC asks. */
     log_debug("ignoring a response to no request of ours (id %s)",
               json_object_to_json_string(id));
-    return;
-  }
-  json_object_object_get_ex(obj, "result", &result);
-  json_object_object_get_ex(obj, "error", &error);
-  if (error != NULL && !json_object_is_type(error, json_type_object))
-    error = NULL;
-  if (result == NULL && error == NULL) {
-    fail_one(o, JSONRPC_INVALID_REQUEST,
-             "the client answered with neither a result nor an error object");
-    return;
-  }
-  o->reply(o->arg, error ? NULL : result, error);
-  json_object_put(o->related);
-  free(o);
 }
 
 session *session_new(const session_io *io, const session_handler *handler) {
@@ -333,8 +276,9 @@ session *session_new(const session_io *io, const session_handler *handler) {
     free(s);
     return NULL;
   }
-  s->outgoing = lh_kchar_table_new(16, NULL);
-  if (s->outgoing == NULL) {
+  s->outgoing = malloc(sizeof(*s->outgoing));
+  if (s->outgoing == NULL || rpc_peer_init(s->outgoing, NULL, "mcpd-") != 0) {
+    free(s->outgoing);
     lh_table_free(s->by_id);
     json_tokener_free(s->tok);
     free(s);
@@ -362,8 +306,10 @@ void session_free(session *s) {
       r->batch->session = NULL;
   }
   /* Requests to the client get their answer now: there will be none. */
-  fail_outgoing(s, JSONRPC_CONNECTION_CLOSED, "the session ended");
-  lh_table_free(s->outgoing);
+  rpc_peer_fail_all(s->outgoing, JSONRPC_CONNECTION_CLOSED, "the session ended",
+                    NULL);
+  rpc_peer_close(s->outgoing);
+  free(s->outgoing);
   free(s->roots);
   json_object_put(s->client_info);
   json_object_put(s->client_capabilities);
@@ -435,80 +381,10 @@ static int can_write_text(request *r) {
   return r->session != NULL && r->batch == NULL;
 }
 
-/* --- modern results -----------------------------------------------------
- *
- * Every modern result carries resultType and the server's identity, and a
- * cacheable one its cache hints.  Results built as text (tool calls,
- * reads) get these members spliced in after their opening brace, which
- * costs a few bytes of copying; only a result that may already hold one
- * of these members is parsed and merged. */
-
-#define MODERN_HEAD                                                            \
-  "\",\"_meta\":{\"" SESSION_META_SERVER_INFO                                  \
-  "\":{\"name\":\"mcpd\",\"title\":\"mcpd\",\"version\":\"" PACKAGE_VERSION    \
-  "\"}}"
-
-static const char *result_type(const request *r) {
-  return r->result_type != NULL ? r->result_type : "complete";
-}
-
-/* Writes the members a modern result starts with into `buf`; returns
- * their length. */
-static size_t modern_head(const request *r, char *buf, size_t size) {
-  int n;
-  if (r->cache_scope == NULL)
-    n = snprintf(buf, size, "\"resultType\":\"%s%s", result_type(r),
-                 MODERN_HEAD);
-  else
-    n = snprintf(buf, size,
-                 "\"resultType\":\"%s%s,\"ttlMs\":%lld,\"cacheScope\":\"%s\"",
-                 result_type(r), MODERN_HEAD, r->ttl_ms, r->cache_scope);
-  return n > 0 && (size_t)n < size ? (size_t)n : 0;
-}
-
-static int contains(const char *text, size_t len, const char *needle) {
-  return memmem(text, len, needle, strlen(needle)) != NULL;
-}
-
-/* Whether the head can be spliced into result text as it is: an object
- * that holds none of the members the head adds.  A false alarm (the word
- * inside a string) only costs a parse. */
-static int can_splice(const char *result, size_t len) {
-  return len >= 2 && result[0] == '{' && !contains(result, len, "\"_meta\"") &&
-         !contains(result, len, "\"resultType\"") &&
-         !contains(result, len, "\"ttlMs\"") &&
-         !contains(result, len, "\"cacheScope\"");
-}
-
-/* Adds the modern members to `result` (consumed; NULL is {}), merging
- * serverInfo into a _meta of its own.  Returns the result. */
-static json_object *modern_result(const request *r, json_object *result) {
-  json_object *meta = json_object_new_object(), *old = NULL, *info;
-
-  if (result == NULL)
-    result = json_object_new_object();
-  if (!json_object_is_type(result, json_type_object)) {
-    json_object_put(meta);
-    return result;
-  }
-  /* The old _meta may be shared: its members move to a new object. */
-  if (json_object_object_get_ex(result, "_meta", &old))
-    copy_members(meta, old, SESSION_META_SERVER_INFO);
-  info = json_object_new_object();
-  json_object_object_add(info, "name", json_object_new_string("mcpd"));
-  json_object_object_add(info, "title", json_object_new_string("mcpd"));
-  json_object_object_add(info, "version",
-                         json_object_new_string(PACKAGE_VERSION));
-  json_object_object_add(meta, SESSION_META_SERVER_INFO, info);
-  json_object_object_add(result, "resultType",
-                         json_object_new_string(result_type(r)));
-  json_object_object_add(result, "_meta", meta);
-  if (r->cache_scope != NULL) {
-    json_object_object_add(result, "ttlMs", json_object_new_int64(r->ttl_ms));
-    json_object_object_add(result, "cacheScope",
-                           json_object_new_string(r->cache_scope));
-  }
-  return result;
+/* What a modern request's result carries beside its content. */
+static era_result_info result_info(const request *r) {
+  era_result_info info = {r->result_type, r->cache_scope, r->ttl_ms};
+  return info;
 }
 
 /* `checked`: the result is known to be valid UTF-8 already.  `splice`:
@@ -537,8 +413,9 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
         i++;
       parts[n] = ",\"result\":{";
       lens[n++] = sizeof(",\"result\":{") - 1;
+      era_result_info info = result_info(r);
       parts[n] = head;
-      lens[n++] = modern_head(r, head, sizeof(head));
+      lens[n++] = era_result_head(&info, head, sizeof(head));
       parts[n] = ",";
       lens[n++] = i < len && result[i] != '}';
       at = n;
@@ -560,8 +437,10 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
 }
 
 void request_reply(request *r, json_object *result) {
-  if (r->modern)
-    result = modern_result(r, result);
+  if (r->modern) {
+    era_result_info info = result_info(r);
+    result = era_result_decorate(&info, result);
+  }
   if (can_write_text(r)) {
     if (result == NULL) {
       write_reply(r, "{}", 2, 1, 0);
@@ -580,7 +459,7 @@ void request_reply_raw(request *r, const char *result, size_t len) {
   json_tokener *tok;
   json_object *obj;
 
-  if (can_write_text(r) && (!r->modern || can_splice(result, len))) {
+  if (can_write_text(r) && (!r->modern || era_result_can_splice(result, len))) {
     write_reply(r, result, len, 1, r->modern);
     return;
   }
@@ -608,137 +487,31 @@ request *session_find_request(session *s, json_object *id) {
   return NULL;
 }
 
-/* --- era selection (stdio, per connection) ---------------------------- */
+/* --- era selection (per connection) ---------------------------------- */
 
-/* The supported modern versions as a JSON array. */
-static json_object *modern_versions(void) {
-  json_object *list = json_object_new_array();
-  for (size_t i = 0; session_modern_versions[i] != NULL; i++)
-    json_object_array_add(list,
-                          json_object_new_string(session_modern_versions[i]));
-  return list;
-}
-
-/* Answers -32022 for `requested` (a string, or NULL when there was none). */
-static void fail_version(request *r, const char *message,
-                         json_object *requested) {
-  json_object *data = json_object_new_object();
-  json_object_object_add(data, "supported", modern_versions());
-  json_object_object_add(data, "requested", json_object_get(requested));
-  request_fail(r, SESSION_ERR_UNSUPPORTED_VERSION, message, data);
-}
-
-/* Checks a claimed request's envelope, `meta`, in the order the reference
- * gives (shape, then version) and fills in what it says for this request
- * alone.  Returns 0, or -1 after answering. */
-static int take_envelope(request *r, json_object *meta) {
-  json_object *version = NULL, *caps = NULL, *info = NULL, *level = NULL;
-
-  json_object_object_get_ex(meta, SESSION_META_VERSION, &version);
-  if (!json_object_is_type(version, json_type_string)) {
-    request_fail(r, JSONRPC_INVALID_PARAMS,
-                 "Invalid params: _meta[\"" SESSION_META_VERSION
-                 "\"] must be a string",
-                 NULL);
-    return -1;
-  }
-  if (!json_object_object_get_ex(meta, SESSION_META_CAPABILITIES, &caps) ||
-      !json_object_is_type(caps, json_type_object)) {
-    request_fail(r, JSONRPC_INVALID_PARAMS,
-                 "Invalid params: _meta[\"" SESSION_META_CAPABILITIES
-                 "\"] must be an object ({} when the client offers nothing)",
-                 NULL);
-    return -1;
-  }
-  if (json_object_object_get_ex(meta, SESSION_META_CLIENT_INFO, &info) &&
-      !json_object_is_type(info, json_type_object)) {
-    request_fail(r, JSONRPC_INVALID_PARAMS,
-                 "Invalid params: _meta[\"" SESSION_META_CLIENT_INFO
-                 "\"] must be an object",
-                 NULL);
-    return -1;
-  }
-  if (json_object_object_get_ex(meta, SESSION_META_LOG_LEVEL, &level) &&
-      (r->log_level = session_log_level(json_object_get_string(level))) < 0) {
-    request_fail(r, JSONRPC_INVALID_PARAMS,
-                 "Invalid params: _meta[\"" SESSION_META_LOG_LEVEL
-                 "\"] must be one of debug, info, notice, warning, error, "
-                 "critical, alert, emergency",
-                 NULL);
-    return -1;
-  }
-  for (size_t i = 0;; i++) {
-    if (session_modern_versions[i] == NULL) {
-      char text[200];
-      snprintf(text, sizeof(text),
-               "Unsupported protocol version: %.*s (this server speaks %s)",
-               (int)utf8_cut(json_object_get_string(version),
-                             (size_t)json_object_get_string_len(version), 60),
-               json_object_get_string(version), session_modern_versions[0]);
-      fail_version(r, text, version);
-      return -1;
-    }
-    if (strcmp(json_object_get_string(version), session_modern_versions[i]) ==
-        0)
-      break;
-  }
-  r->modern = 1;
-  r->client_capabilities = caps;
-  return 0;
-}
-
-/* Routes request `r` to its era, pinning the connection as the reference
- * asks: server/discover leaves it undecided, the first other claimed
- * request pins it modern, initialize pins it legacy.  Returns 0 when the
- * handler should run (r->modern tells which path), or -1 after answering:
- * a request of the other era than the connection's is refused, never
- * served, so one connection never mixes the two. */
+/* Routes request `r` to its era (era_route_request decides) and pins the
+ * connection once the request goes ahead.  Returns 0 when the handler
+ * should run (r->modern tells which path), or -1 after answering. */
 static int route_era(session *s, request *r) {
-  json_object *meta = NULL;
-  int discover = strcmp(r->method, "server/discover") == 0;
-  int initialize = strcmp(r->method, "initialize") == 0;
+  era_envelope env;
+  era_error err;
+  era_conn pin;
 
-  if (!json_object_object_get_ex(r->params, "_meta", &meta) ||
-      !json_object_is_type(meta, json_type_object) ||
-      !json_object_object_get_ex(meta, SESSION_META_VERSION, NULL)) {
-    if (s->era != SESSION_ERA_MODERN) {
-      if (initialize)
-        s->era = SESSION_ERA_LEGACY;
-      return 0; /* the legacy path, exactly as before */
-    }
-    if (initialize) {
-      json_object *v = NULL;
-      json_object_object_get_ex(r->params, "protocolVersion", &v);
-      fail_version(r,
-                   "Unsupported protocol version: this connection speaks "
-                   "2026-07-28, which has no initialize",
-                   json_object_is_type(v, json_type_string) ? v : NULL);
-    } else {
-      request_fail(r, JSONRPC_INVALID_PARAMS,
-                   "Invalid params: this connection speaks 2026-07-28; "
-                   "params._meta must carry \"" SESSION_META_VERSION
-                   "\" and \"" SESSION_META_CAPABILITIES "\"",
-                   NULL);
-    }
+  switch (era_route_request(s->era, r->method, r->params, &pin, &env, &err)) {
+  case ERA_ROUTE_REFUSED:
+    request_fail(r, err.code, err.message, err.data);
     return -1;
+  case ERA_ROUTE_MODERN:
+    r->modern = 1;
+    r->client_capabilities = env.capabilities;
+    r->log_level = env.log_level;
+    if (s->admit != NULL && s->admit(s->io.ctx, r) != 0)
+      return -1;
+    break;
+  case ERA_ROUTE_LEGACY:
+    break;
   }
-  /* Claimed.  server/discover is answered on any connection: it is a
-   * probe, changes nothing, and a client that initialized may still ask. */
-  if (s->era == SESSION_ERA_LEGACY && !discover) {
-    request_fail(r, JSONRPC_INVALID_REQUEST,
-                 "Invalid Request: this connection began with initialize "
-                 "and speaks a legacy revision; a request carrying "
-                 "_meta[\"" SESSION_META_VERSION
-                 "\"] needs a connection of its own",
-                 NULL);
-    return -1;
-  }
-  if (take_envelope(r, meta) != 0)
-    return -1;
-  if (s->admit != NULL && s->admit(s->io.ctx, r) != 0)
-    return -1;
-  if (!discover)
-    s->era = SESSION_ERA_MODERN;
+  s->era = pin;
   return 0;
 }
 
@@ -819,9 +592,9 @@ static void handle_batch(session *s, json_object *array) {
   size_t n = json_object_array_length(array);
   batch *b;
 
-  if (!session_version_has_batches(s->initialized ? s->version : NULL)) {
+  if (!era_version_has_batches(s->initialized ? s->version : NULL)) {
     send_msg(s, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
-                              s->initialized || s->era == SESSION_ERA_MODERN
+                              s->initialized || s->era == ERA_CONN_MODERN
                                   ? "Invalid Request: JSON-RPC batches are "
                                     "not supported in this protocol revision"
                                   : "Invalid Request: a batch cannot come "

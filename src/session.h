@@ -13,9 +13,12 @@
 
 #include <json-c/json.h>
 
+#include "era.h"
+
 struct strbuf;
 
 struct mcpd_call;
+struct rpc_peer;
 struct session;
 struct batch;
 
@@ -94,15 +97,6 @@ typedef struct session_handler {
   void *arg;
 } session_handler;
 
-/* Which revision family a connection speaks (stdio decides it per
- * connection: reference section 1).  A session starts undecided;
- * server/discover leaves it so. */
-typedef enum session_era {
-  SESSION_ERA_UNDECIDED,
-  SESSION_ERA_LEGACY, /* initialize arrived: 2025-11-25 and older */
-  SESSION_ERA_MODERN  /* a claimed request other than server/discover */
-} session_era;
-
 typedef struct session {
   session_io io;
   session_handler handler;
@@ -118,7 +112,7 @@ typedef struct session {
    * or -1 after answering `r`.  NULL: nothing more to check.  `ctx` is
    * io.ctx. */
   int (*admit)(void *ctx, request *r);
-  session_era era;
+  era_conn era; /* what the connection speaks, pinned by era_route_request */
   const char *version; /* negotiated revision (static string) */
   int log_level;       /* client's logging/setLevel, -1 for none */
   json_object *client_info;
@@ -137,8 +131,7 @@ typedef struct session {
   json_object *subscriptions;
   /* Requests this server sent the client, by id ("mcpd-<n>"), awaiting
    * their answers. */
-  struct lh_table *outgoing;
-  unsigned long long next_outgoing;
+  struct rpc_peer *outgoing;
   /* The client's roots (the roots/list result's array) as JSON text, or
    * NULL; kept by the methods. */
   char *roots;
@@ -149,30 +142,8 @@ typedef struct session {
   void *data; /* the owner's */
 } session;
 
-/* The revisions mcpd speaks, newest first, NULL-terminated. */
-extern const char *const session_versions[];
-/* The modern revisions (no initialize, an envelope on every request),
- * newest first, NULL-terminated: server/discover's supportedVersions and
- * the `supported` list of -32022. */
-extern const char *const session_modern_versions[];
-/* The keys of the modern envelope in params._meta. */
-#define SESSION_META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define SESSION_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
-#define SESSION_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
-#define SESSION_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
-#define SESSION_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
-#define SESSION_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
-/* The modern-path error codes (reference section 3). */
-#define SESSION_ERR_HEADER_MISMATCH (-32020)
-#define SESSION_ERR_MISSING_CAPABILITY (-32021)
-#define SESSION_ERR_UNSUPPORTED_VERSION (-32022)
-/* An MCP log level name ("warning") as 0 (debug) .. 7 (emergency); -1
- * when unknown. */
-int session_log_level(const char *name);
-/* The revision to answer a client that asked for `requested`. */
-const char *session_negotiate(const char *requested);
-/* Whether `version` takes JSON-RPC batches. */
-int session_version_has_batches(const char *version);
+/* What code outside the session layer still names the modern error by. */
+#define SESSION_ERR_MISSING_CAPABILITY ERA_ERR_MISSING_CAPABILITY
 
 session *session_new(const session_io *io, const session_handler *handler);
 /* Requests still in flight are detached: their late answers go nowhere. */
@@ -204,7 +175,7 @@ void session_notify_about(session *s, const request *r, const char *method,
  * result as JSON text, which is cheaper for results built as text; that
  * text MUST be valid UTF-8 (call.c repairs what plugins built), since it
  * is not checked again on its way out.  A modern request's result also
- * gets "resultType":"complete", _meta[SESSION_META_SERVER_INFO] and, when
+ * gets "resultType":"complete", _meta[ERA_META_SERVER_INFO] and, when
  * r->cache_scope is set, ttlMs and cacheScope, whichever call answers. */
 void request_reply(request *r, json_object *result);
 void request_reply_raw(request *r, const char *result, size_t len);

@@ -1,4 +1,5 @@
-/* streamable.c -- MCP over HTTP.
+/* streamable.c -- MCP over HTTP: the endpoint (which path, method and era
+ * each request takes) and the sessions of the legacy revisions.
  *
  * Streamable HTTP (/mcp).  A client's session starts with a POSTed
  * `initialize` and is named by the Mcp-Session-Id we hand back.  Every
@@ -22,8 +23,8 @@
  * connection (or that --sse-poll closed on purpose) loses nothing.
  *
  * The modern revision (2026-07-28) has no sessions: a POST whose request
- * claims it in params._meta is served on its own (see "the modern era"
- * below), beside the sessions of legacy clients.
+ * claims it in params._meta (era_route_post decides) is served on its own
+ * by streamable_modern.c, beside the sessions of legacy clients.
  *
  * HTTP+SSE (/sse, /messages; 2024-11-05).  GET /sse opens a session and
  * its one stream, whose first event names the URL to POST to; everything
@@ -36,11 +37,12 @@
 #include <string.h>
 
 #include "auth.h"
-#include "base64.h"
+#include "era.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "strbuf.h"
 #include "streamable.h"
+#include "streamable_modern.h"
 #include "transport_http.h"
 
 #define MCP_PATH "/mcp"
@@ -54,9 +56,6 @@
 #define DETACHED_MAX 32
 /* A finished channel nobody came back for is dropped after this long. */
 #define DETACHED_TTL_MS (5 * 60 * 1000)
-/* A comment on an SSE connection quiet this long, so proxies and clients
- * keep it and dead peers are noticed. */
-#define KEEPALIVE_MS 15000
 #define TICK_MS 1000
 #define MAX_SESSIONS 10000
 /* The `retry` advice in priming events when --sse-poll does not set it. */
@@ -70,13 +69,6 @@ typedef struct sse_event {
 } sse_event;
 
 struct hsession;
-
-/* What an exchange's data points at: every owner starts with this, so
- * that closed_cb tells them apart. */
-typedef enum exchange_owner {
-  OWNER_CHANNEL, /* a channel of a session (zero: calloc'd ones are) */
-  OWNER_MODERN   /* a modern POST */
-} exchange_owner;
 
 typedef struct channel {
   exchange_owner owner;
@@ -97,21 +89,6 @@ typedef struct channel {
   struct channel *prev, *next;
 } channel;
 
-/* A POST of the modern era (2026-07-28): one request, no session of
- * the client's.  It runs in a session of its own that lives as long as
- * the exchange, and everything that session writes answers this POST. */
-typedef struct mpost {
-  exchange_owner owner; /* OWNER_MODERN */
-  struct streamable *h;
-  session *session;
-  http_exchange *x; /* NULL once the exchange is over */
-  json_object *id;  /* the request's */
-  int sse;          /* answered as a stream */
-  int done;         /* the response went out */
-  uint64_t last_byte;
-  struct mpost *prev, *next;
-} mpost;
-
 typedef struct hsession {
   streamable *h;
   session *session;
@@ -127,14 +104,13 @@ typedef struct hsession {
 
 struct streamable {
   uv_loop_t *loop;
-  const options *opts;
+  const http_settings *opts;
   streamable_cb cb;
   http_transport *http;
   auth *auth; /* NULL: no token source, no authorization */
   hsession *sessions;
   size_t n_sessions;
-  mpost *modern_posts; /* modern requests in flight */
-  size_t n_modern_posts;
+  streamable_modern modern; /* the modern POSTs in flight */
   /* Who the token of the request being handled speaks for. */
   char who[AUTH_WHO_SIZE];
   /* The exchange whose body is being handled now: where an answer that
@@ -155,11 +131,7 @@ static const char json_media[] = "application/json";
 
 static void respond_error(http_exchange *x, unsigned status, int code,
                           const char *message) {
-  json_object *e = jsonrpc_error(NULL, code, message, NULL);
-  size_t len;
-  const char *text = jsonrpc_to_string(e, &len);
-  http_exchange_respond(x, status, json_media, text, len);
-  json_object_put(e);
+  streamable_respond_error(x, status, NULL, code, message);
 }
 
 /* Answers 200 with one JSON message given in pieces. */
@@ -175,9 +147,9 @@ static void respond_json(http_exchange *x, const char *const *parts,
   strbuf_free(&b);
 }
 
-static int modern(const hsession *hs) {
-  const char *v = hs->session->version;
-  return !hs->legacy && v != NULL && strcmp(v, "2025-11-25") >= 0;
+/* Whether the session's streams start with a priming event. */
+static int primed(const hsession *hs) {
+  return !hs->legacy && era_version_primes_streams(hs->session->version);
 }
 
 /* --- channels ----------------------------------------------------------- */
@@ -209,8 +181,8 @@ static void open_stream(channel *c) {
   http_exchange_stream_open(c->x);
   c->sse = 1;
   c->attached = c->last_byte = now_of(c);
-  if (modern(c->hs)) {
-    const options *o = c->hs->h->opts;
+  if (primed(c->hs)) {
+    const http_settings *o = c->hs->h->opts;
     char prime[96];
     int n = snprintf(
         prime, sizeof(prime), "id: %u-%llu\nretry: %llu\ndata: \n\n", c->num,
@@ -541,331 +513,6 @@ static int accepts(const char *accept, const char *type) {
   return strstr(accept, major) != NULL;
 }
 
-/* --- the modern era: one POST, one request ------------------------------
- *
- * A POST whose request claims 2026-07-28 in params._meta belongs to no
- * session of the client's: it runs in a session of its own, opened for it
- * and closed with its exchange, so nothing of one request is seen by the
- * next, and any mcpd process behind a load balancer can serve it.  The
- * answer is one JSON body, with the HTTP status of its error code, unless
- * the request says something first (progress, a log line at its
- * logLevel): then the POST becomes an SSE stream of those notifications
- * and the response, without event ids, and ends.  A client that hangs up
- * cancels its request. */
-
-/* HeaderMismatch: a header missing, unlike the body, or badly encoded. */
-#define HEADER_MISMATCH SESSION_ERR_HEADER_MISMATCH
-/* Modern requests in flight at once; more get 503. */
-#define MAX_MODERN_POSTS 10000
-
-static void respond_error_id(http_exchange *x, unsigned status, json_object *id,
-                             int code, const char *message) {
-  json_object *e = jsonrpc_error(id, code, message, NULL);
-  size_t len;
-  const char *text = jsonrpc_to_string(e, &len);
-  http_exchange_respond(x, status, json_media, text, len);
-  json_object_put(e);
-}
-
-static int is_modern_version(const char *v) {
-  for (size_t i = 0; v != NULL && session_modern_versions[i] != NULL; i++)
-    if (strcmp(v, session_modern_versions[i]) == 0)
-      return 1;
-  return 0;
-}
-
-/* The HTTP status of a modern error code (reference section 3). */
-static unsigned modern_status_of_code(int code) {
-  switch (code) {
-  case JSONRPC_METHOD_NOT_FOUND:
-    return 404;
-  case JSONRPC_PARSE_ERROR:
-  case JSONRPC_INVALID_REQUEST:
-  case JSONRPC_INVALID_PARAMS:
-  case HEADER_MISMATCH:
-  case SESSION_ERR_MISSING_CAPABILITY:
-  case SESSION_ERR_UNSUPPORTED_VERSION:
-    return 400;
-  default:
-    return 200;
-  }
-}
-
-/* A request header as the modern era compares it, into `out`: spaces and
- * tabs around it trimmed, and "=?base64?...?=" decoded.  Returns 1 when
- * present, 0 when absent, -1 when its encoding is bad. */
-static int header_value(http_exchange *x, const char *name, strbuf *out) {
-  static const char prefix[] = "=?base64?";
-  const char *v = http_exchange_header(x, name);
-  size_t len;
-
-  out->len = 0;
-  if (v == NULL)
-    return 0;
-  while (*v == ' ' || *v == '\t')
-    v++;
-  len = strlen(v);
-  while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-    len--;
-  if (len >= sizeof(prefix) - 1 + 2 &&
-      strncasecmp(v, prefix, sizeof(prefix) - 1) == 0 && v[len - 2] == '?' &&
-      v[len - 1] == '=')
-    return base64_decode(v + sizeof(prefix) - 1, len - (sizeof(prefix) - 1) - 2,
-                         out) == 0
-               ? 1
-               : -1;
-  strbuf_append(out, v, len);
-  return out->failed ? -1 : 1;
-}
-
-/* Checks header `name` against `want` (the body's value); answers -32020
- * and returns -1 when it is missing, badly encoded or different. */
-static int header_matches(request *r, http_exchange *x, const char *name,
-                          const char *want, size_t want_len) {
-  strbuf v = {0};
-  char text[200];
-  int rc = header_value(x, name, &v);
-
-  if (rc == 1 && v.len == want_len && memcmp(v.data, want, want_len) == 0) {
-    strbuf_free(&v);
-    return 0;
-  }
-  strbuf_free(&v);
-  snprintf(text, sizeof(text), "Header mismatch: the %s header %s", name,
-           rc == 0  ? "is required"
-           : rc < 0 ? "is not valid (bad =?base64?...?= encoding)"
-                    : "does not match the request body");
-  request_fail(r, HEADER_MISMATCH, text, NULL);
-  return -1;
-}
-
-/* request.header: what the handler compares (Mcp-Param-*). */
-static int modern_header(void *ctx, const char *name, strbuf *out) {
-  mpost *p = ctx;
-  out->len = 0;
-  return p->x != NULL ? header_value(p->x, name, out) : 0;
-}
-
-/* session.admit: the headers a modern request must carry, checked after
- * its envelope and version and before its method, as the reference
- * orders them. */
-static int modern_admit(void *ctx, request *r) {
-  mpost *p = ctx;
-  const char *key = NULL;
-  json_object *value;
-
-  if (p->x == NULL)
-    return 0;
-  r->header = modern_header;
-  r->header_ctx = p;
-  if (http_exchange_header(p->x, "MCP-Protocol-Version") == NULL) {
-    request_fail(r, HEADER_MISMATCH,
-                 "Header mismatch: the MCP-Protocol-Version header is "
-                 "required",
-                 NULL);
-    return -1;
-  }
-  if (header_matches(r, p->x, "Mcp-Method", r->method, strlen(r->method)) != 0)
-    return -1;
-  if (strcmp(r->method, "tools/call") == 0 ||
-      strcmp(r->method, "prompts/get") == 0)
-    key = "name";
-  else if (strcmp(r->method, "resources/read") == 0)
-    key = "uri";
-  /* Without the value in the body there is nothing to compare: the
-   * handler answers the missing parameter. */
-  if (key != NULL && json_object_object_get_ex(r->params, key, &value) &&
-      json_object_is_type(value, json_type_string) &&
-      header_matches(r, p->x, "Mcp-Name", json_object_get_string(value),
-                     (size_t)json_object_get_string_len(value)) != 0)
-    return -1;
-  return 0;
-}
-
-static void mpost_sse(mpost *p, const char *const *parts, const size_t *lens,
-                      int n) {
-  static const char head[] = "event: message\ndata: ", tail[] = "\n\n";
-  const char *t = head;
-  size_t l = sizeof(head) - 1;
-
-  http_exchange_stream_write(p->x, &t, &l, 1);
-  http_exchange_stream_write(p->x, parts, lens, n);
-  t = tail;
-  l = sizeof(tail) - 1;
-  http_exchange_stream_write(p->x, &t, &l, 1);
-  p->last_byte = uv_now(p->h->loop);
-}
-
-/* session_write_fn of a modern POST's session: everything it writes
- * belongs to the one request. */
-static void mpost_write(void *ctx, json_object *related, int answer, int code,
-                        const char *const *parts, const size_t *lens, int n) {
-  mpost *p = ctx;
-  (void)related;
-
-  if (p->x == NULL || p->done)
-    return;
-  if (answer) {
-    p->done = 1;
-    if (p->sse) {
-      mpost_sse(p, parts, lens, n);
-      http_exchange_stream_end(p->x);
-    } else {
-      strbuf b = {0};
-      for (int i = 0; i < n; i++)
-        strbuf_append(&b, parts[i], lens[i]);
-      if (b.failed)
-        respond_error(p->x, 500, JSONRPC_INTERNAL_ERROR, "out of memory");
-      else
-        http_exchange_respond(p->x, modern_status_of_code(code), json_media,
-                              b.data, b.len);
-      strbuf_free(&b);
-    }
-    return;
-  }
-  /* Something before the response: from here on a stream, whose status
-   * (200) no later error can change. */
-  if (!p->sse) {
-    http_exchange_stream_open(p->x);
-    p->sse = 1;
-  }
-  mpost_sse(p, parts, lens, n);
-}
-
-/* Ends a modern POST: an unanswered request is cancelled as if the
- * client had sent notifications/cancelled, and its session closes (a
- * call still running finishes into nothing). */
-static void mpost_free(mpost *p) {
-  streamable *h = p->h;
-
-  if (p->prev)
-    p->prev->next = p->next;
-  else
-    h->modern_posts = p->next;
-  if (p->next)
-    p->next->prev = p->prev;
-  h->n_modern_posts--;
-  if (p->x != NULL)
-    http_exchange_set_data(p->x, NULL);
-  p->x = NULL;
-  if (!p->done && p->id != NULL) {
-    json_object *params = json_object_new_object();
-    json_object *note;
-    json_object_object_add(params, "requestId", json_object_get(p->id));
-    json_object_object_add(
-        params, "reason",
-        json_object_new_string("the client closed the connection"));
-    note = jsonrpc_notification("notifications/cancelled", params);
-    session_handle_json(p->session, note);
-    json_object_put(note);
-  }
-  h->cb.close(h->cb.arg, p->session);
-  json_object_put(p->id);
-  free(p);
-}
-
-/* A POST routed to the modern era, `bi` its parsed body. */
-static void post_modern(streamable *h, http_exchange *x, body_info *bi) {
-  const char *header = http_exchange_header(x, "MCP-Protocol-Version");
-  json_object *meta, *version;
-  jsonrpc_msg m;
-  mpost *p;
-
-  jsonrpc_classify(bi->obj, &m);
-  if (m.kind == JSONRPC_KIND_INVALID) {
-    char text[200];
-    snprintf(text, sizeof(text), "Invalid Request: %s", m.error);
-    respond_error_id(x, 400, m.id, JSONRPC_INVALID_REQUEST, text);
-    return;
-  }
-  if (m.kind != JSONRPC_KIND_REQUEST) {
-    /* Nothing a notification could say has a place without a session:
-     * cancellation is hanging up. */
-    http_exchange_respond(x, 202, NULL, "", 0);
-    return;
-  }
-  if (header != NULL && json_object_object_get_ex(m.params, "_meta", &meta) &&
-      json_object_object_get_ex(meta, SESSION_META_VERSION, &version) &&
-      json_object_is_type(version, json_type_string)) {
-    strbuf v = {0};
-    int rc = header_value(x, "MCP-Protocol-Version", &v);
-    int same = rc == 1 &&
-               v.len == (size_t)json_object_get_string_len(version) &&
-               memcmp(v.data, json_object_get_string(version), v.len) == 0;
-    strbuf_free(&v);
-    if (!same) {
-      respond_error_id(x, 400, m.id, HEADER_MISMATCH,
-                       "Header mismatch: the MCP-Protocol-Version header "
-                       "differs from _meta[\"" SESSION_META_VERSION "\"]");
-      return;
-    }
-  }
-  if (h->n_modern_posts >= MAX_MODERN_POSTS ||
-      (p = calloc(1, sizeof(*p))) == NULL) {
-    respond_error_id(x, 503, m.id, JSONRPC_INTERNAL_ERROR,
-                     "cannot take more requests now");
-    return;
-  }
-  p->owner = OWNER_MODERN;
-  p->h = h;
-  p->x = x;
-  p->id = json_object_get(m.id);
-  if ((p->session = h->cb.open(h->cb.arg, mpost_write, p)) == NULL) {
-    json_object_put(p->id);
-    free(p);
-    respond_error_id(x, 503, m.id, JSONRPC_INTERNAL_ERROR,
-                     "cannot take more requests now");
-    return;
-  }
-  p->session->modern_allowed = 1;
-  p->session->admit = modern_admit;
-  p->next = h->modern_posts;
-  if (h->modern_posts)
-    h->modern_posts->prev = p;
-  h->modern_posts = p;
-  h->n_modern_posts++;
-  http_exchange_set_data(x, p);
-  session_handle_json(p->session, bi->obj);
-}
-
-/* Which era a POST to /mcp takes (reference section 1).  Returns 1 for
- * the modern one, 0 for the legacy one, -1 after answering. */
-static int post_era(http_exchange *x, const char *sid, body_info *bi) {
-  const char *header = http_exchange_header(x, "MCP-Protocol-Version");
-  json_object *method, *params, *meta;
-  int claim, modern_header;
-
-  if (sid != NULL || !json_object_is_type(bi->obj, json_type_object) ||
-      !json_object_object_get_ex(bi->obj, "method", &method))
-    return 0; /* a session's, a batch, or a response */
-  claim = json_object_object_get_ex(bi->obj, "params", &params) &&
-          json_object_object_get_ex(params, "_meta", &meta) &&
-          json_object_is_type(meta, json_type_object) &&
-          json_object_object_get_ex(meta, SESSION_META_VERSION, NULL);
-  modern_header = is_modern_version(header);
-  if (!claim && bi->initialize) {
-    if (!modern_header)
-      return 0;
-    respond_error_id(x, 400, bi->id, HEADER_MISMATCH,
-                     "Header mismatch: initialize belongs to the legacy "
-                     "revisions, but MCP-Protocol-Version names 2026-07-28");
-    return -1;
-  }
-  if (claim)
-    return 1;
-  if (modern_header) {
-    json_object *id = NULL;
-    json_object_object_get_ex(bi->obj, "id", &id);
-    respond_error_id(x, 400, jsonrpc_valid_id(id) ? id : NULL,
-                     JSONRPC_INVALID_PARAMS,
-                     "Invalid params: MCP-Protocol-Version names 2026-07-28, "
-                     "so params._meta must carry \"" SESSION_META_VERSION
-                     "\" and \"" SESSION_META_CAPABILITIES "\"");
-    return -1;
-  }
-  return 0;
-}
-
 static void post_mcp(streamable *h, http_exchange *x, const char *body,
                      size_t len) {
   const char *sid = http_exchange_header(x, "Mcp-Session-Id");
@@ -875,6 +522,8 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
   body_info bi;
   hsession *hs;
   channel *c = NULL;
+  era_error err;
+  json_object *err_id;
 
   if (!accepts(accept, "application/json") ||
       !accepts(accept, "text/event-stream")) {
@@ -895,16 +544,19 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
   }
   if (parse_body(h, x, body, len, &bi) != 0)
     return;
-  switch (post_era(x, sid, &bi)) {
-  case 1:
-    post_modern(h, x, &bi);
+  switch (era_route_post(sid != NULL, bi.obj, version, &err, &err_id)) {
+  case ERA_ROUTE_MODERN:
+    streamable_modern_post(&h->modern, x, bi.obj);
     goto out;
-  case -1:
+  case ERA_ROUTE_REFUSED:
+    streamable_respond_error(x, era_http_status(err.code), err_id, err.code,
+                             err.message);
+    json_object_put(err.data);
     goto out;
-  default:
+  case ERA_ROUTE_LEGACY:
     break;
   }
-  if (version != NULL && strcmp(session_negotiate(version), version) != 0) {
+  if (version != NULL && !era_is_legacy_version(version)) {
     respond_error(x, 400, JSONRPC_INVALID_REQUEST,
                   "Bad Request: unsupported MCP-Protocol-Version");
     goto out;
@@ -939,7 +591,7 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
      * answered with an error (bad JSON-RPC). */
     if (!h->current_answered)
       http_exchange_respond(x, 202, NULL, "", 0);
-  } else if (!c->done && !c->sse && c->x == x && modern(hs)) {
+  } else if (!c->done && !c->sse && c->x == x && primed(hs)) {
     /* Not answered yet: a stream now, resumable from its priming event. */
     open_stream(c);
   }
@@ -1114,7 +766,7 @@ static void request_cb(void *arg, http_exchange *x, http_method method,
   if (strcmp(path, MCP_PATH) == 0) {
     /* A POST's version header is judged once its era is known. */
     if (method != HTTP_METHOD_POST && version != NULL &&
-        strcmp(session_negotiate(version), version) != 0) {
+        !era_is_legacy_version(version)) {
       respond_error(x, 400, JSONRPC_INVALID_REQUEST,
                     "Bad Request: unsupported MCP-Protocol-Version");
       return;
@@ -1159,9 +811,7 @@ static void closed_cb(void *arg, http_exchange *x) {
   hsession *hs;
   (void)arg;
   if (c != NULL && c->owner == OWNER_MODERN) {
-    mpost *p = (mpost *)c;
-    p->x = NULL;
-    mpost_free(p);
+    streamable_modern_closed(x);
     return;
   }
   if (c == NULL || c->x != x)
@@ -1187,13 +837,13 @@ static void closed_cb(void *arg, http_exchange *x) {
 /* --- time --------------------------------------------------------------- */
 
 static void tick_session(streamable *h, hsession *hs, uint64_t now) {
-  const options *o = h->opts;
+  const http_settings *o = h->opts;
   static const char keepalive[] = ":\n\n";
   channel *c, *next;
   size_t detached = 0;
 
   if (hs->standalone.x != NULL &&
-      now - hs->standalone.last_byte >= KEEPALIVE_MS)
+      now - hs->standalone.last_byte >= STREAMABLE_KEEPALIVE_MS)
     write_raw(&hs->standalone, keepalive, sizeof(keepalive) - 1);
   for (c = hs->channels; c; c = next) {
     next = c->next;
@@ -1201,12 +851,12 @@ static void tick_session(streamable *h, hsession *hs, uint64_t now) {
       if (!c->sse || c->done)
         continue;
       if (o->sse_poll_ms > 0 && !c->resumed &&
-          now - c->attached >= o->sse_poll_ms && modern(hs)) {
+          now - c->attached >= o->sse_poll_ms && primed(hs)) {
         /* Polling: the POST's connection ends, the stream does not; the
          * client comes back with Last-Event-ID after `retry`, and that
          * connection stays until the response. */
         http_exchange_stream_end(c->x);
-      } else if (now - c->last_byte >= KEEPALIVE_MS) {
+      } else if (now - c->last_byte >= STREAMABLE_KEEPALIVE_MS) {
         write_raw(c, keepalive, sizeof(keepalive) - 1);
       }
       continue;
@@ -1223,15 +873,7 @@ static void tick_cb(uv_timer_t *timer) {
   uint64_t idle = h->opts->session_timeout_s * 1000;
   hsession *hs, *next;
 
-  for (mpost *p = h->modern_posts; p; p = p->next)
-    if (p->x != NULL && p->sse && !p->done &&
-        now - p->last_byte >= KEEPALIVE_MS) {
-      static const char keepalive[] = ":\n\n";
-      const char *t = keepalive;
-      size_t n = sizeof(keepalive) - 1;
-      http_exchange_stream_write(p->x, &t, &n, 1);
-      p->last_byte = now;
-    }
+  streamable_modern_tick(&h->modern, now);
   for (hs = h->sessions; hs; hs = next) {
     next = hs->next;
     tick_session(h, hs, now);
@@ -1254,14 +896,14 @@ static int loopback_listen(const char *listen) {
          strncmp(listen, "[::1]:", 6) == 0;
 }
 
-streamable *streamable_new(uv_loop_t *loop, const options *o,
+streamable *streamable_new(uv_loop_t *loop, const http_settings *o,
                            const streamable_cb *cb) {
   http_transport_cb tcb = {request_cb, closed_cb, NULL};
   streamable *h;
   uint64_t tick;
 
   if (!loopback_listen(o->listen) && !o->allow_remote &&
-      o->auth_token_file == NULL && o->auth_jwks == NULL) {
+      o->auth.auth_token_file == NULL && o->auth.auth_jwks == NULL) {
     log_error("--listen %s: not a loopback address, and nothing "
               "authenticates clients; give a token source (--auth-token-file, "
               "--auth-jwks) or --allow-remote if a proxy in front does",
@@ -1275,6 +917,10 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
   h->loop = loop;
   h->opts = o;
   h->cb = *cb;
+  h->modern.loop = loop;
+  h->modern.open = cb->open;
+  h->modern.close = cb->close;
+  h->modern.arg = cb->arg;
   if ((h->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL) {
     log_error("out of memory");
     free(h);
@@ -1298,7 +944,7 @@ streamable *streamable_new(uv_loop_t *loop, const options *o,
     char url[200];
     snprintf(url, sizeof(url), "%s" MCP_PATH,
              strncmp(a, "unix:", 5) ? a : "http://localhost");
-    if (auth_new(o, url, &h->auth) != 0) {
+    if (auth_new(&o->auth, url, &h->auth) != 0) {
       streamable_close(h, NULL, NULL, 1);
       return NULL;
     }
@@ -1360,16 +1006,6 @@ void streamable_close(streamable *h, void (*done)(void *arg), void *arg,
   uv_close((uv_handle_t *)&h->tick, tick_closed_cb);
   while (h->sessions != NULL)
     hsession_end(h->sessions);
-  while (h->modern_posts != NULL) {
-    mpost *p = h->modern_posts;
-    if (p->x != NULL && !p->done) {
-      if (p->sse)
-        http_exchange_stream_end(p->x);
-      else
-        respond_error_id(p->x, 503, p->id, JSONRPC_CONNECTION_CLOSED,
-                         "shutting down");
-    }
-    mpost_free(p);
-  }
+  streamable_modern_close(&h->modern);
   http_transport_close(h->http, transport_closed_cb, h, now);
 }

@@ -14,7 +14,7 @@
 
 #include <uv.h>
 
-#include "options.h"
+#include "http_settings.h"
 #include "session.h"
 
 typedef struct streamable streamable;
@@ -30,7 +30,7 @@ typedef struct streamable_cb {
 
 /* Listens on o->listen.  Returns NULL after logging why (a bad address, a
  * non-loopback address without --allow-remote or a token source). */
-streamable *streamable_new(uv_loop_t *loop, const options *o,
+streamable *streamable_new(uv_loop_t *loop, const http_settings *o,
                            const streamable_cb *cb);
 /* From now on new requests get 503 (shutdown began); sessions go on. */
 void streamable_refuse(streamable *h);

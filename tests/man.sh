@@ -1,13 +1,13 @@
 #!/bin/sh
-# The man pages say what the program does: every long option of
-# src/options.c that is not internal is in `mcpd --help` (and so in the
-# OPTIONS section of mcpd(1), made from it), every config key that
-# src/options.c accepts is on mcpd(1), and groff reads both pages without a
-# warning (lintian runs the same check on the Debian package).
+# The man pages say what the program does: every long option of the
+# settings table (src/settings.c) that is not internal is in `mcpd --help`
+# (and so in the OPTIONS section of mcpd(1), made from it), every config
+# key that src/settings.c accepts is on mcpd(1), and groff reads both pages
+# without a warning (lintian runs the same check on the Debian package).
 
 srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${MCPD_BUILDDIR:-$srcdir}
-options_c=$srcdir/src/options.c
+settings_c=$srcdir/src/settings.c
 page=$builddir/doc/mcpd.1
 guide=$builddir/doc/mcpd-plugin.7
 status=0
@@ -19,23 +19,25 @@ help=$("$builddir/src/mcpd" --help) || { echo "man: mcpd --help failed" >&2; exi
 
 # How mcpd starts its own workers; deliberately not in --help.
 internal=" worker worker-config-fd rlimit-as rlimit-cpu rlimit-nofile "
-for opt in $(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*_argument,.*/\1/p' \
-    "$options_c"); do
+# A row of the table starts with {"flag", "key", SETTING_... on one line,
+# or {NULL, "key", for a key of the file only.
+rows=$(grep '^ *{[^,]*, [^,]*, SETTING_' "$settings_c")
+[ -n "$rows" ] || { echo "man: no rows found in $settings_c" >&2; exit 99; }
+for opt in $(printf '%s\n' "$rows" | sed -n 's/^ *{"\([a-z-]*\)",.*/\1/p'); do
   case "$internal" in *" $opt "*) continue ;; esac
   printf '%s\n' "$help" | grep -q -- "--$opt\\b" || {
-    echo "man: option --$opt is not in --help (src/options.c usage)" >&2
+    echo "man: option --$opt is not in --help (src/settings.c table)" >&2
     status=1
   }
 done
 
-# Config keys: those load_config and check_hosting compare, and the
-# authorization table's.
-keys=$( (grep -o 'strcmp([a-z]*key, "[A-Za-z]*")' "$options_c" |
-    sed 's/.*"\(.*\)".*/\1/'
-
-  sed -n 's/.*"--auth-[a-z-]*", "\([A-Za-z]*\)",.*/\1/p;
-    s/.*"--resource-url", "\([A-Za-z]*\)",.*/\1/p' "$options_c") | sort -u)
-[ -n "$keys" ] || { echo "man: no config keys found in $options_c" >&2; exit 99; }
+# Config keys: those of the table's rows, and those check_hosting
+# compares (plugins.NAME.mcpd).
+keys=$( (printf '%s\n' "$rows" |
+    sed -n 's/^ *{[^,]*, "\([A-Za-z]*\)",.*/\1/p'
+  grep -o 'strcmp([a-z]*key, "[A-Za-z]*")' "$settings_c" |
+    sed 's/.*"\(.*\)".*/\1/') | sort -u)
+[ -n "$keys" ] || { echo "man: no config keys found in $settings_c" >&2; exit 99; }
 for key in $keys; do
   grep -q "^\\.B $key\\b\\|\\\\fB$key\\\\fR\\|^\\.BR $key\\b" "$page" || {
     echo "man: config key \"$key\" is not in doc/mcpd.1.in" >&2

@@ -32,7 +32,7 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 
 # Every src/*.c but main.c, in layer order (src/layers.txt).
-SOURCES="log strbuf base64 sha256 utf8 uritpl options handles hostq watch watchdog framer jsonrpc schema request_state \
+SOURCES="log strbuf base64 sha256 utf8 uritpl plugin_settings settings handles hostq watch watchdog framer jsonrpc schema request_state \
 transport_stdio transport_memory transport_http auth registry plugin_file descriptor loader worker \
 session streamable call methods server server_http cli"
 

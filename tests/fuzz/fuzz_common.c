@@ -121,7 +121,7 @@ void fuzz_server_init(fuzz_server *fs, const char *const *plugins,
   for (size_t i = 0; extra != NULL && extra[i] != NULL && argc < 31; i++)
     argv[argc++] = (char *)extra[i];
   argv[argc] = NULL;
-  if (options_parse(&fs->opts, argc, argv) != 0 ||
+  if (settings_parse(&fs->opts, argc, argv) != 0 ||
       uv_loop_init(&fs->loop) != 0 ||
       server_init(&fs->srv, &fs->loop, &fs->opts) != 0 ||
       server_start(&fs->srv, 0) != 0) {

@@ -15,9 +15,9 @@
 #include <json-c/json.h>
 #include <uv.h>
 
-#include "options.h"
 #include "server.h"
 #include "session.h"
+#include "settings.h"
 #include "transport_memory.h"
 
 /* Prints the message and the offending text, then aborts, which libFuzzer
@@ -34,7 +34,7 @@ void fuzz_fail(const char *file, int line, const char *cond, const char *fmt,
 /* The one server of a fuzzer process, set up by fuzz_server_init(). */
 typedef struct fuzz_server {
   char dir[PATH_MAX];
-  options opts;
+  settings opts;
   uv_loop_t loop;
   server srv;
 } fuzz_server;

@@ -58,7 +58,7 @@ void harness_init(harness *h, const char *const *extra) {
     argv[argc++] = (char *)extra[i];
   }
   argv[argc] = NULL;
-  ck_assert_int_eq(options_parse(&h->opts, argc, argv), 0);
+  ck_assert_int_eq(settings_parse(&h->opts, argc, argv), 0);
 
   ck_assert_int_eq(uv_loop_init(&h->loop), 0);
   ck_assert_int_eq(server_init(&h->srv, &h->loop, &h->opts), 0);
@@ -130,7 +130,7 @@ void harness_free(harness *h) {
    * when one was needed (without memfd_create). */
   ck_assert_msg(copy_dir[0] == '\0' || stat(copy_dir, &st) != 0,
                 "%s was left behind", copy_dir);
-  options_free(&h->opts);
+  settings_free(&h->opts);
   memory_transport_free(&h->cap);
   remove_tree(h->dir);
   log_set_fd(2);
@@ -324,7 +324,7 @@ void harness_initialize(harness *h, const char *version) {
   msg = harness_msg(h, 0);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.protocolVersion")),
-      session_negotiate(version));
+      era_negotiate(version));
   json_object_put(msg);
   harness_line(h, "{\"jsonrpc\":\"2.0\","
                   "\"method\":\"notifications/initialized\"}");

@@ -48,6 +48,7 @@ int main(void) {
 
   sr = srunner_create(framer_suite());
   srunner_add_suite(sr, jsonrpc_suite());
+  srunner_add_suite(sr, rpc_peer_suite());
   srunner_add_suite(sr, request_state_suite());
   srunner_add_suite(sr, negotiation_suite());
   srunner_add_suite(sr, session_suite());
@@ -61,7 +62,12 @@ int main(void) {
   srunner_add_suite(sr, server_suite());
   srunner_add_suite(sr, watch_suite());
   srunner_add_suite(sr, auth_suite());
-  srunner_add_suite(sr, options_suite());
+  srunner_add_suite(sr, settings_suite());
+  srunner_add_suite(sr, era_suite());
+  srunner_add_suite(sr, streamable_modern_suite());
+  srunner_add_suite(sr, calls_suite());
+  srunner_add_suite(sr, subscribe_suite());
+  srunner_add_suite(sr, worker_suite());
   srunner_add_suite(sr, call_suite());
   srunner_add_suite(sr, schedule_suite());
   srunner_add_suite(sr, result_suite());

@@ -28,8 +28,9 @@
 #endif
 
 #include "auth.h"
+#include "auth_settings.h"
 #include "log.h"
-#include "options.h"
+#include "settings.h"
 #include "strbuf.h"
 #include "unit.h"
 
@@ -99,7 +100,7 @@ static void log_end(void) {
 }
 
 /* auth_new() must refuse `o`, with a logged error that contains `needle`. */
-static void assert_refused(const options *o, const char *needle) {
+static void assert_refused(const auth_settings *o, const char *needle) {
   auth *a = (auth *)1;
   char *text;
   log_begin();
@@ -164,7 +165,7 @@ static void assert_token_rejected(const auth *a, const char *token,
 /* ---- static tokens ---- */
 
 static auth *static_auth(const char *file_text) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = NULL;
   o.auth_token_file = write_file("tokens", file_text, 0600);
   ck_assert_int_eq(auth_new(&o, "http://127.0.0.1:8080/mcp", &a), 0);
@@ -236,7 +237,7 @@ END_TEST
 /* ---- configuration errors ---- */
 
 START_TEST(test_no_source) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = (auth *)1;
   ck_assert_int_eq(auth_new(&o, "http://127.0.0.1:8080/mcp", &a), 0);
   ck_assert_ptr_null(a);
@@ -245,7 +246,7 @@ START_TEST(test_no_source) {
 END_TEST
 
 START_TEST(test_token_file_errors) {
-  options o = {0};
+  auth_settings o = {0};
   tmp_setup();
 
   o.auth_token_file = tmp_path("absent");
@@ -263,7 +264,7 @@ START_TEST(test_token_file_errors) {
 END_TEST
 
 START_TEST(test_token_file_mode_warning) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = NULL;
   char *text;
   tmp_setup();
@@ -286,7 +287,7 @@ START_TEST(test_token_file_mode_warning) {
 END_TEST
 
 START_TEST(test_jwt_options_go_together) {
-  options o = {0};
+  auth_settings o = {0};
   tmp_setup();
   o.auth_jwt_issuer = ISS;
   assert_refused(&o, "--auth-jwks");
@@ -299,7 +300,7 @@ START_TEST(test_jwt_options_go_together) {
 END_TEST
 
 static void assert_jwks_refused(const char *jwks, const char *needle) {
-  options o = {0};
+  auth_settings o = {0};
   o.auth_jwt_issuer = ISS;
   o.auth_jwt_audience = AUD;
   o.auth_jwks = write_file("jwks.json", jwks, 0644);
@@ -307,7 +308,7 @@ static void assert_jwks_refused(const char *jwks, const char *needle) {
 }
 
 START_TEST(test_jwks_errors) {
-  options o = {0};
+  auth_settings o = {0};
   tmp_setup();
   o.auth_jwt_issuer = ISS;
   o.auth_jwt_audience = AUD;
@@ -336,7 +337,7 @@ START_TEST(test_jwks_errors) {
 END_TEST
 
 START_TEST(test_resource_url_errors) {
-  options o = {0};
+  auth_settings o = {0};
   tmp_setup();
   o.auth_token_file = write_file("tokens", STATIC_TOKEN "\n", 0600);
   o.resource_url = "ftp://mcp.example.com/mcp";
@@ -355,7 +356,7 @@ END_TEST
 /* ---- metadata and challenge ---- */
 
 static auth *resource_auth(const char *resource_url) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = NULL;
   o.auth_token_file = write_file("tokens", STATIC_TOKEN "\n", 0600);
   o.resource_url = resource_url;
@@ -623,7 +624,7 @@ static void jwt_fixture_teardown(void) {
 }
 
 static auth *jwt_auth(void) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = NULL;
   o.auth_jwt_issuer = ISS;
   o.auth_jwt_audience = AUD;
@@ -1006,7 +1007,7 @@ END_TEST
 
 /* Static tokens and JWTs side by side: either kind is accepted. */
 START_TEST(test_jwt_and_static) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = NULL;
   tmp_setup();
   o.auth_token_file = write_file("tokens", STATIC_TOKEN "\n", 0600);
@@ -1027,7 +1028,7 @@ END_TEST
 
 /* Nothing of a rejected token reaches the log, at any level. */
 START_TEST(test_no_token_in_log) {
-  options o = {0};
+  auth_settings o = {0};
   auth *a = NULL;
   char *tokens[6], *text, buf[AUTH_CHALLENGE_SIZE];
   const char *why;
@@ -1077,18 +1078,18 @@ END_TEST
 
 /* ---- options ---- */
 
-static int parse(options *o, const char *const *args) {
+static int parse(settings *o, const char *const *args) {
   char *argv[32];
   int argc = 0;
   argv[argc++] = (char *)"mcpd";
   for (; *args != NULL; args++)
     argv[argc++] = (char *)*args;
   argv[argc] = NULL;
-  return options_parse(o, argc, argv);
+  return settings_parse(o, argc, argv);
 }
 
 START_TEST(test_options_flags) {
-  options o;
+  settings o;
   const char *args[] = {"--transport",
                         "http",
                         "--auth-token-file",
@@ -1102,32 +1103,32 @@ START_TEST(test_options_flags) {
                         RESOURCE,
                         NULL};
   ck_assert_int_eq(parse(&o, args), 0);
-  ck_assert_str_eq(o.auth_token_file, "/etc/mcpd/tokens");
-  ck_assert_str_eq(o.auth_jwt_issuer, ISS);
-  ck_assert_str_eq(o.auth_jwt_audience, AUD);
-  ck_assert_str_eq(o.auth_jwks, "/etc/mcpd/jwks.json");
-  ck_assert_str_eq(o.resource_url, RESOURCE);
-  options_free(&o);
+  ck_assert_str_eq(o.http.auth.auth_token_file, "/etc/mcpd/tokens");
+  ck_assert_str_eq(o.http.auth.auth_jwt_issuer, ISS);
+  ck_assert_str_eq(o.http.auth.auth_jwt_audience, AUD);
+  ck_assert_str_eq(o.http.auth.auth_jwks, "/etc/mcpd/jwks.json");
+  ck_assert_str_eq(o.http.auth.resource_url, RESOURCE);
+  settings_free(&o);
 
   {
     const char *plain_args[] = {"--transport", "http", NULL};
     ck_assert_int_eq(parse(&o, plain_args), 0);
-    ck_assert_ptr_null(o.auth_token_file);
-    ck_assert_ptr_null(o.auth_jwks);
-    ck_assert_ptr_null(o.resource_url);
-    options_free(&o);
+    ck_assert_ptr_null(o.http.auth.auth_token_file);
+    ck_assert_ptr_null(o.http.auth.auth_jwks);
+    ck_assert_ptr_null(o.http.auth.resource_url);
+    settings_free(&o);
   }
 }
 END_TEST
 
 static void assert_parse_refused(const char *const *args, const char *needle) {
-  options o;
+  settings o;
   char *text;
   log_begin();
   ck_assert_int_eq(parse(&o, args), -1);
   text = log_text();
   log_end();
-  options_free(&o);
+  settings_free(&o);
   ck_assert_msg(strstr(text, needle) != NULL, "\"%s\" not in: %s", needle,
                 text);
   free(text);
@@ -1148,7 +1149,7 @@ START_TEST(test_options_refused) {
 END_TEST
 
 START_TEST(test_options_config) {
-  options o;
+  settings o;
   const char *args[] = {"--transport",
                         "http",
                         "--config",
@@ -1164,12 +1165,12 @@ START_TEST(test_options_config) {
                        "\"https://r.example.com/mcp\"}",
                        0600);
   ck_assert_int_eq(parse(&o, args), 0);
-  ck_assert_str_eq(o.auth_token_file, "/t");
-  ck_assert_str_eq(o.auth_jwt_issuer, "https://cli.example.com");
-  ck_assert_str_eq(o.auth_jwt_audience, "aud");
-  ck_assert_str_eq(o.auth_jwks, "/j");
-  ck_assert_str_eq(o.resource_url, "https://r.example.com/mcp");
-  options_free(&o);
+  ck_assert_str_eq(o.http.auth.auth_token_file, "/t");
+  ck_assert_str_eq(o.http.auth.auth_jwt_issuer, "https://cli.example.com");
+  ck_assert_str_eq(o.http.auth.auth_jwt_audience, "aud");
+  ck_assert_str_eq(o.http.auth.auth_jwks, "/j");
+  ck_assert_str_eq(o.http.auth.resource_url, "https://r.example.com/mcp");
+  settings_free(&o);
 }
 END_TEST
 
@@ -1181,7 +1182,7 @@ START_TEST(test_options_help) {
   snprintf(path, sizeof(path), "%s", tmp_path("help"));
   fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
   ck_assert_int_ge(fd, 0);
-  options_print_help("mcpd", fd);
+  settings_print_help("mcpd", fd);
   n = pread(fd, text, sizeof(text) - 1, 0);
   ck_assert_int_gt(n, 0);
   close(fd);

@@ -435,7 +435,7 @@ END_TEST
 START_TEST(test_allow_insecure) {
   harness_copy(&h, "good.so", "good.so");
   ck_assert_int_eq(chmod(harness_path(&h, "good.so"), 0666), 0);
-  h.opts.allow_insecure = 1;
+  h.opts.loader.allow_insecure = 1;
   loader_scan(&h.srv.loader);
   assert_good_loaded();
   ck_assert_uint_eq(harness_error_lines(&h, NULL), 0);
@@ -449,7 +449,7 @@ START_TEST(test_allow_insecure_flag) {
     static const char *const extra[] = {"--allow-insecure-plugins", NULL};
     harness_init(&h, extra);
   }
-  ck_assert(h.opts.allow_insecure);
+  ck_assert(h.opts.loader.allow_insecure);
   harness_copy(&h, "good.so", "good.so");
   ck_assert_int_eq(chmod(harness_path(&h, "good.so"), 0664), 0);
   loader_scan(&h.srv.loader);
@@ -594,10 +594,10 @@ START_TEST(test_plugin_config) {
     harness_init(&h, extra);
   }
   unlink(config);
-  ck_assert_uint_eq(h.opts.page_size, 5);
-  ck_assert_str_eq(plain(options_plugin_config(&h.opts, "good")),
+  ck_assert_uint_eq(h.opts.methods.page_size, 5);
+  ck_assert_str_eq(plain(plugin_settings_config(&h.opts.plugins, "good")),
                    "{\"answer\":42}");
-  ck_assert_ptr_null(options_plugin_config(&h.opts, "other"));
+  ck_assert_ptr_null(plugin_settings_config(&h.opts.plugins, "other"));
   harness_copy(&h, "good.so", "good.so");
   loader_scan(&h.srv.loader);
   assert_good_loaded();

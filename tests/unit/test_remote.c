@@ -13,10 +13,10 @@
 #include "jsonrpc.h"
 #include "loader.h"
 #include "unit.h"
-#include "worker.h"
+#include "worker_process.h"
 
-#ifndef MCPD_PROGRAM
-#error "MCPD_PROGRAM must name the built mcpd"
+#ifndef MCPD_BIN
+#error "MCPD_BIN must name the built mcpd"
 #endif
 
 static harness h;
@@ -33,7 +33,7 @@ static void setup(void) {
 
   harness_init(&h, extra);
   /* Workers run mcpd itself, not this test program. */
-  worker_set_program(MCPD_PROGRAM);
+  worker_set_program(MCPD_BIN);
   harness_session(&h);
   harness_copy(&h, "good.so", "good.so");
   harness_copy(&h, "asker.so", "asker.so");

@@ -15,34 +15,34 @@ START_TEST(test_negotiate_supported) {
                                           "2025-03-26", "2024-11-05", NULL};
 
   for (size_t i = 0; supported[i] != NULL; i++)
-    ck_assert_str_eq(session_negotiate(supported[i]), supported[i]);
-  /* session_versions lists the same revisions, newest first. */
+    ck_assert_str_eq(era_negotiate(supported[i]), supported[i]);
+  /* era_legacy_versions lists the same revisions, newest first. */
   for (size_t i = 0; supported[i] != NULL; i++) {
-    ck_assert_ptr_nonnull(session_versions[i]);
-    ck_assert_str_eq(session_versions[i], supported[i]);
+    ck_assert_ptr_nonnull(era_legacy_versions[i]);
+    ck_assert_str_eq(era_legacy_versions[i], supported[i]);
   }
-  ck_assert_ptr_null(session_versions[4]);
+  ck_assert_ptr_null(era_legacy_versions[4]);
 }
 END_TEST
 
 START_TEST(test_negotiate_unknown) {
-  ck_assert_str_eq(session_negotiate("2026-07-28"), "2025-11-25");
-  ck_assert_str_eq(session_negotiate("1.0.0"), "2025-11-25");
-  ck_assert_str_eq(session_negotiate(""), "2025-11-25");
-  ck_assert_str_eq(session_negotiate(NULL), "2025-11-25");
-  ck_assert_str_eq(session_negotiate("2025-11-25 "), "2025-11-25");
-  ck_assert_str_eq(session_negotiate("2024-11-0"), "2025-11-25");
+  ck_assert_str_eq(era_negotiate("2026-07-28"), "2025-11-25");
+  ck_assert_str_eq(era_negotiate("1.0.0"), "2025-11-25");
+  ck_assert_str_eq(era_negotiate(""), "2025-11-25");
+  ck_assert_str_eq(era_negotiate(NULL), "2025-11-25");
+  ck_assert_str_eq(era_negotiate("2025-11-25 "), "2025-11-25");
+  ck_assert_str_eq(era_negotiate("2024-11-0"), "2025-11-25");
 }
 END_TEST
 
 START_TEST(test_batches_by_version) {
-  ck_assert(session_version_has_batches("2025-03-26"));
-  ck_assert(session_version_has_batches("2024-11-05"));
-  ck_assert(!session_version_has_batches("2025-06-18"));
-  ck_assert(!session_version_has_batches("2025-11-25"));
-  ck_assert(!session_version_has_batches("2026-07-28"));
-  ck_assert(!session_version_has_batches(""));
-  ck_assert(!session_version_has_batches(NULL));
+  ck_assert(era_version_has_batches("2025-03-26"));
+  ck_assert(era_version_has_batches("2024-11-05"));
+  ck_assert(!era_version_has_batches("2025-06-18"));
+  ck_assert(!era_version_has_batches("2025-11-25"));
+  ck_assert(!era_version_has_batches("2026-07-28"));
+  ck_assert(!era_version_has_batches(""));
+  ck_assert(!era_version_has_batches(NULL));
 }
 END_TEST
 
@@ -122,7 +122,7 @@ START_TEST(test_initialize_each_version) {
   ck_assert_msg(response_error_code(msg) == 0, "%s", h.cap.msgs[0]);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.protocolVersion")),
-      session_negotiate(version));
+      era_negotiate(version));
   ck_assert(json_object_get_boolean(
       json_path(msg, "result.capabilities.tools.listChanged")));
   ck_assert_str_eq(
@@ -133,7 +133,7 @@ START_TEST(test_initialize_each_version) {
   ck_assert_int_eq(json_object_get_int(json_path(msg, "id")), 0);
   json_object_put(msg);
   ck_assert(h.session->initialized);
-  ck_assert_str_eq(h.session->version, session_negotiate(version));
+  ck_assert_str_eq(h.session->version, era_negotiate(version));
 
   /* Now the tools are available (an empty list here). */
   msg = exchange("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");

@@ -1,6 +1,6 @@
 /* unit.h -- the suites of tests/unit/unit_tests and the harness they share.
  *
- * The harness is a real server on the in-memory transport: options parsed
+ * The harness is a real server on the in-memory transport: settings parsed
  * from a command line, a libuv loop, server_init(), a plugin directory of
  * its own, log lines captured in a file, and sessions opened on the server
  * whose every message is kept as serialized JSON, in order. */
@@ -14,9 +14,9 @@
 #include <json-c/json.h>
 #include <uv.h>
 
-#include "options.h"
 #include "server.h"
 #include "session.h"
+#include "settings.h"
 #include "transport_memory.h"
 
 #ifndef MCPD_FIXTURES_DIR
@@ -29,6 +29,7 @@
 Suite *framer_suite(void);
 Suite *request_state_suite(void);
 Suite *jsonrpc_suite(void);
+Suite *rpc_peer_suite(void);
 Suite *negotiation_suite(void);
 Suite *session_suite(void);
 Suite *schema_suite(void);
@@ -41,7 +42,12 @@ Suite *content_suite(void);
 Suite *server_suite(void);
 Suite *watch_suite(void);
 Suite *auth_suite(void);
-Suite *options_suite(void);
+Suite *settings_suite(void);
+Suite *era_suite(void);
+Suite *streamable_modern_suite(void);
+Suite *calls_suite(void);
+Suite *subscribe_suite(void);
+Suite *worker_suite(void);
 Suite *call_suite(void);
 Suite *schedule_suite(void);
 Suite *result_suite(void);
@@ -61,7 +67,7 @@ typedef struct harness {
   char dir[PATH_MAX];      /* the private plugin directory (0700) */
   char log_path[PATH_MAX]; /* where log lines go */
   int log_fd;
-  options opts;
+  settings opts;
   uv_loop_t loop;
   server srv;
   uv_timer_t deadline; /* bounds harness_wait() */

@@ -1,8 +1,9 @@
-/* worker.h -- isolated plugins: each runs in a worker process, mcpd itself
- * re-executed with --worker, which serves that one plugin over MCP on a
- * pair of pipes.
+/* worker_link.h -- isolated plugins: each runs in a worker process, mcpd
+ * itself re-executed with --worker, which serves that one plugin over MCP
+ * on a pair of pipes (worker_process.c runs that process).
  *
- * The host side here speaks to the worker as a client: it lists what the
+ * The host side here speaks to the worker as a client, over an rpc_peer
+ * (its outgoing ids, correlation and write queue): it lists what the
  * plugin offers into the registry (entries marked `remote`, owned by the
  * plugin), forwards calls, and hands up what comes back about them
  * (progress, log lines, requests to the client).  When the worker dies,
@@ -14,8 +15,8 @@
  * `_meta["io.mcpd/client"]` (the real client's capabilities and roots);
  * what the worker sends about a request (progress included) carries
  * `_meta["io.mcpd/related"]`, the forwarded request's id. */
-#ifndef MCPD_WORKER_H
-#define MCPD_WORKER_H
+#ifndef MCPD_WORKER_LINK_H
+#define MCPD_WORKER_LINK_H
 
 #include <stdint.h>
 
@@ -23,8 +24,9 @@
 #include <uv.h>
 
 #include "loader.h"
-#include "options.h"
 #include "registry.h"
+#include "worker_settings.h"
+#include "worker_process.h"
 
 typedef struct worker worker;
 
@@ -33,7 +35,7 @@ typedef struct worker worker;
 typedef struct worker_env {
   uv_loop_t *loop;
   registry *registry;
-  const options *opts;
+  const worker_settings *opts;
   /* The registry changed: announce list_changed. */
   void (*changed_cb)(void *arg);
   /* A notification from the worker (progress, a log line, ...), its
@@ -53,8 +55,7 @@ typedef struct worker_env {
   void *report_arg; /* for changed_cb and report_cb */
 } worker_env;
 
-/* Where every worker's program is: this very mcpd, once per process. */
-void worker_set_program(const char *path);
+/* worker_set_program() (worker_process.h) names the program to run. */
 
 /* Starts `p`'s worker; its entries appear in the registry once it has
  * listed them.  Returns 0, or -1 after logging why. */

@@ -1,0 +1,309 @@
+/* test_worker.c -- an isolated plugin through worker_link and
+ * worker_process: a real `mcpd --worker` runs the fault fixture, its tools
+ * reach the registry, calls are forwarded and answered, a crash fails the
+ * calls in flight with an error naming the plugin, and the worker comes
+ * back. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+#include "loader.h"
+#include "registry.h"
+#include "unit.h"
+#include "worker_link.h"
+
+#ifndef MCPD_BIN
+#error "MCPD_BIN must name the built mcpd"
+#endif
+
+/* What a forwarded call's done() recorded. */
+typedef struct answer {
+  int calls;
+  char text[512];    /* the result, as text */
+  char message[512]; /* the error's message */
+  char data[256];    /* the error's data */
+} answer;
+
+static uv_loop_t loop;
+static registry reg;
+static settings opts;
+static plugin *plug;
+static worker_env env;
+static int changed, started, reports;
+static char last_report[512];
+static uv_timer_t deadline;
+static int timed_out;
+
+static void changed_cb(void *arg) {
+  (void)arg;
+  changed++;
+}
+
+static void started_cb(void *arg) {
+  (void)arg;
+  started++;
+}
+
+static void report_cb(void *arg, int level, const char *logger,
+                      const char *text) {
+  (void)arg, (void)level, (void)logger;
+  reports++;
+  snprintf(last_report, sizeof(last_report), "%s", text);
+}
+
+static void notify_cb(void *arg, void *call, plugin *p, const char *method,
+                      json_object *params) {
+  (void)arg, (void)call, (void)p, (void)method, (void)params;
+}
+
+static void request_cb(void *arg, void *call, plugin *p, json_object *id,
+                       const char *method, json_object *params) {
+  (void)arg, (void)call, (void)method, (void)params;
+  worker_answer(p, id, NULL,
+                jsonrpc_error(NULL, -32601, "not in this test", NULL));
+}
+
+static void done(void *call, json_object *result, const char *text, size_t len,
+                 json_object *error) {
+  answer *a = call;
+  json_object *v;
+  a->calls++;
+  if (text != NULL)
+    snprintf(a->text, sizeof(a->text), "%.*s", (int)len, text);
+  else if (result != NULL)
+    snprintf(a->text, sizeof(a->text), "%s", plain(result));
+  if (error != NULL) {
+    if (json_object_object_get_ex(error, "message", &v))
+      snprintf(a->message, sizeof(a->message), "%s", json_object_get_string(v));
+    if (json_object_object_get_ex(error, "data", &v))
+      snprintf(a->data, sizeof(a->data), "%s", plain(v));
+  }
+}
+
+static void deadline_cb(uv_timer_t *t) {
+  timed_out = 1;
+  uv_stop(t->loop);
+}
+
+/* Runs the loop until `done_fn` holds, for at most `ms`. */
+static void run_until(int (*done_fn)(void *), void *arg, uint64_t ms) {
+  timed_out = 0;
+  uv_timer_start(&deadline, deadline_cb, ms, 0);
+  while (!done_fn(arg) && !timed_out)
+    uv_run(&loop, UV_RUN_ONCE);
+  uv_timer_stop(&deadline);
+  ck_assert_msg(!timed_out, "timed out after %llu ms", (unsigned long long)ms);
+}
+
+static int is_started(void *arg) {
+  (void)arg;
+  return started > 0;
+}
+
+static int answered(void *arg) {
+  return ((answer *)arg)->calls > 0;
+}
+
+static int both_answered(void *arg) {
+  answer *a = arg;
+  return a[0].calls > 0 && a[1].calls > 0;
+}
+
+static int tool_listed(void *arg) {
+  return registry_find(&reg, REG_TOOL, arg) != NULL;
+}
+
+static void setup(void) {
+  char *argv[] = {(char *)"mcpd", (char *)"--log-level", (char *)"error", NULL};
+  ck_assert_int_eq(settings_parse(&opts, 3, argv), 0);
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
+  ck_assert_int_eq(registry_init(&reg), 0);
+  uv_timer_init(&loop, &deadline);
+  changed = started = reports = 0;
+  last_report[0] = '\0';
+
+  plug = calloc(1, sizeof(*plug));
+  ck_assert_ptr_nonnull(plug);
+  plug->name = strdup("fault");
+  plug->path = strdup(MCPD_FIXTURES_DIR "/fault.so");
+  plug->copy_fd = -1;
+  plug->isolated = 1;
+  atomic_init(&plug->refs, 1); /* the test's */
+
+  memset(&env, 0, sizeof(env));
+  env.loop = &loop;
+  env.registry = &reg;
+  env.opts = &opts.worker;
+  env.changed_cb = changed_cb;
+  env.notify_cb = notify_cb;
+  env.request_cb = request_cb;
+  env.report_cb = report_cb;
+  env.started_cb = started_cb;
+  worker_set_program(MCPD_BIN);
+}
+
+static void teardown(void) {
+  worker_stop(plug);
+  worker_shutdown();
+  uv_close((uv_handle_t *)&deadline, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  /* Only the test's reference is left: the worker let go of its own. */
+  ck_assert_uint_eq(atomic_load(&plug->refs), 1);
+  registry_remove_owner(&reg, plug);
+  registry_free(&reg);
+  settings_free(&opts);
+  worker_set_program(NULL);
+  free(plug->name);
+  free(plug->path);
+  free(plug);
+}
+
+static const char ok_call[] = "{\"name\":\"ok\",\"arguments\":{}}";
+
+/* Starts the worker and waits until its tools are listed. */
+static void start_worker(void) {
+  uint64_t id;
+  answer a = {0};
+  ck_assert_int_eq(worker_start(&env, plug), 0);
+  /* Not ready yet: a call is refused, and the caller says so. */
+  ck_assert_int_eq(worker_call(plug, "tools/call", ok_call, sizeof(ok_call) - 1,
+                               &a, done, &id),
+                   -1);
+  run_until(is_started, NULL, 10000);
+  ck_assert_int_eq(started, 1);
+  ck_assert_ptr_nonnull(registry_find(&reg, REG_TOOL, "ok"));
+  ck_assert_ptr_eq(registry_find(&reg, REG_TOOL, "ok")->owner, plug);
+  ck_assert_ptr_nonnull(registry_find(&reg, REG_TOOL, "segv_pool"));
+  ck_assert_int_ge(changed, 1);
+}
+
+static void call_ok(void) {
+  answer a = {0};
+  uint64_t id = 0;
+  ck_assert_int_eq(worker_call(plug, "tools/call", ok_call, sizeof(ok_call) - 1,
+                               &a, done, &id),
+                   0);
+  ck_assert_uint_gt(id, 0);
+  run_until(answered, &a, 5000);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_str_eq(a.message, "");
+  ck_assert_ptr_nonnull(strstr(a.text, "\"text\":\"ok\""));
+}
+
+START_TEST(test_forwarded_call) {
+  start_worker();
+  call_ok();
+  /* Calls in a row, each answered once. */
+  call_ok();
+}
+END_TEST
+
+START_TEST(test_crash_fails_calls_and_restarts) {
+  static const char slow[] =
+      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":5000}}";
+  static const char segv[] = "{\"name\":\"segv_pool\",\"arguments\":{}}";
+  answer a[2] = {{0}};
+  uint64_t id;
+  int changed_before;
+
+  start_worker();
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a[0], done, &id),
+      0);
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", segv, sizeof(segv) - 1, &a[1], done, &id),
+      0);
+  changed_before = changed;
+  run_until(both_answered, a, 5000);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(a[i].calls, 1);
+    ck_assert_str_eq(a[i].text, "");
+    ck_assert_msg(strstr(a[i].message, "plugin \"fault\"") != NULL &&
+                      strstr(a[i].message, "signal 11") != NULL,
+                  "message: %s", a[i].message);
+    ck_assert_str_eq(a[i].data, "{\"plugin\":\"fault\",\"signal\":11}");
+  }
+  /* Its tools left, every client hears why, and a call now is refused. */
+  ck_assert_ptr_null(registry_find(&reg, REG_TOOL, "ok"));
+  ck_assert_int_gt(changed, changed_before);
+  ck_assert_int_eq(reports, 1);
+  ck_assert_ptr_nonnull(strstr(last_report, "plugin \"fault\""));
+  {
+    answer b = {0};
+    ck_assert_int_eq(worker_call(plug, "tools/call", ok_call,
+                                 sizeof(ok_call) - 1, &b, done, &id),
+                     -1);
+  }
+  /* It comes back after the first backoff, and works. */
+  run_until(tool_listed, (void *)"ok", 5000);
+  ck_assert_int_eq(started, 1);
+  call_ok();
+  /* The calls that failed heard nothing more. */
+  ck_assert_int_eq(a[0].calls, 1);
+  ck_assert_int_eq(a[1].calls, 1);
+}
+END_TEST
+
+/* A call that ignores its cancellation past the grace period costs the
+ * worker: it is killed, the call fails once, the worker returns. */
+START_TEST(test_cancel_grace_kills) {
+  static const char hang[] = "{\"name\":\"hang_pool\",\"arguments\":{}}";
+  answer a = {0};
+  uint64_t id;
+
+  start_worker();
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", hang, sizeof(hang) - 1, &a, done, &id),
+      0);
+  worker_cancel(plug, id, 200);
+  /* Cancelling again does not push the grace period back. */
+  worker_cancel(plug, id, 60000);
+  run_until(answered, &a, 5000);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_msg(strstr(a.message, "plugin \"fault\"") != NULL &&
+                    strstr(a.message, "signal 9") != NULL,
+                "message: %s", a.message);
+  run_until(tool_listed, (void *)"ok", 5000);
+  call_ok();
+}
+END_TEST
+
+/* Unloading fails what is in flight with its own message. */
+START_TEST(test_stop_fails_calls) {
+  static const char slow[] =
+      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":5000}}";
+  answer a = {0};
+  uint64_t id;
+
+  start_worker();
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
+      0);
+  worker_stop(plug);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_str_eq(a.message, "the plugin was unloaded");
+  ck_assert_ptr_null(plug->worker);
+}
+END_TEST
+
+Suite *worker_suite(void) {
+  Suite *s = suite_create("worker");
+  TCase *tc = tcase_create("link");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, test_forwarded_call);
+  tcase_add_test(tc, test_stop_fails_calls);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("process");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, test_crash_fails_calls_and_restarts);
+  tcase_add_test(tc, test_cancel_grace_kills);
+  suite_add_tcase(s, tc);
+  return s;
+}
