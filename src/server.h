@@ -20,6 +20,7 @@
 #include "session.h"
 #include "transport_stdio.h"
 #include "watch.h"
+#include "worker_link.h"
 
 /* All the settings (settings.h): the server hands each owner its part and
  * reads the rest itself.  Only main() and this file need the whole. */

@@ -1,9 +1,10 @@
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
 # handles, rpc_peer, request_state, negotiation, session, schema, uritpl,
 # registry, loader, crash, tools, content, server, watch, auth, settings,
-# era, streamable_modern, calls, subscribe, worker).
+# era, streamable_modern, calls, subscribe, worker, and the call room:
+# call, schedule, result, ask, remote, plugin_api, host_api).
 # The worker suite runs the built src/mcpd as `mcpd --worker` on the fault
-# fixture.
+# fixture; the remote suite runs isolated plugins in workers of it.
 # The loader, crash, tools, content and server suites load the check-only
 # fixture plugins from tests/plugins.mk and the bundled echo plugin, so both
 # directories are compiled in as absolute paths; streamable_modern, calls and
@@ -38,7 +39,14 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_streamable_modern.c \
 	tests/unit/test_calls.c \
 	tests/unit/test_subscribe.c \
-	tests/unit/test_worker.c
+	tests/unit/test_worker.c \
+	tests/unit/test_call.c \
+	tests/unit/test_schedule.c \
+	tests/unit/test_result.c \
+	tests/unit/test_ask.c \
+	tests/unit/test_remote.c \
+	tests/unit/test_plugin_api.c \
+	tests/unit/test_host_api.c
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMCPD_FIXTURES_DIR='"$(abs_top_builddir)/tests/plugins/.libs"' \
 	-DMCPD_ECHO_SO='"$(abs_top_builddir)/plugins/.libs/echo.so"' \

@@ -267,6 +267,43 @@ void harness_turn(harness *h) {
   uv_run(&h->loop, UV_RUN_NOWAIT);
 }
 
+long harness_response_index(harness *h, int id) {
+  for (size_t i = 0; i < h->cap.n; i++) {
+    json_object *msg = harness_msg(h, i), *v;
+    int match = json_object_is_type(msg, json_type_object) &&
+                json_object_object_get_ex(msg, "id", &v) &&
+                json_object_is_type(v, json_type_int) &&
+                json_object_get_int(v) == id &&
+                (json_object_object_get_ex(msg, "result", NULL) ||
+                 json_object_object_get_ex(msg, "error", NULL));
+    json_object_put(msg);
+    if (match)
+      return (long)i;
+  }
+  return -1;
+}
+
+static int have_response(harness *h, void *arg) {
+  return harness_response_index(h, *(int *)arg) >= 0;
+}
+
+json_object *harness_response(harness *h, int id) {
+  harness_run_until(h, have_response, &id);
+  return harness_msg(h, (size_t)harness_response_index(h, id));
+}
+
+json_object *harness_tool(harness *h, int id, const char *name,
+                          const char *args) {
+  char line[2048];
+
+  snprintf(line, sizeof(line),
+           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"%s\"%s%s}}",
+           id, name, args ? ",\"arguments\":" : "", args ? args : "");
+  harness_line(h, line);
+  return harness_response(h, id);
+}
+
 json_object *harness_msg(harness *h, size_t i) {
   ck_assert_msg(i < h->cap.n, "message %zu of %zu", i, h->cap.n);
   return parse_json(h->cap.msgs[i]);

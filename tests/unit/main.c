@@ -69,6 +69,13 @@ int main(void) {
   srunner_add_suite(sr, calls_suite());
   srunner_add_suite(sr, subscribe_suite());
   srunner_add_suite(sr, worker_suite());
+  srunner_add_suite(sr, call_suite());
+  srunner_add_suite(sr, schedule_suite());
+  srunner_add_suite(sr, result_suite());
+  srunner_add_suite(sr, ask_suite());
+  srunner_add_suite(sr, remote_suite());
+  srunner_add_suite(sr, plugin_api_suite());
+  srunner_add_suite(sr, host_api_suite());
 
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

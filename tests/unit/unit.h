@@ -49,6 +49,13 @@ Suite *streamable_modern_suite(void);
 Suite *calls_suite(void);
 Suite *subscribe_suite(void);
 Suite *worker_suite(void);
+Suite *call_suite(void);
+Suite *schedule_suite(void);
+Suite *result_suite(void);
+Suite *ask_suite(void);
+Suite *remote_suite(void);
+Suite *plugin_api_suite(void);
+Suite *host_api_suite(void);
 
 /* Nonzero when MCPD_UNIT_KNOWN_BUGS is set (to anything but "" or "0"):
  * the suites then also add a "known_bugs" tcase of tests that assert the
@@ -109,6 +116,16 @@ void harness_run_until(harness *h, int (*done)(harness *h, void *arg),
 void harness_turn(harness *h);
 /* Captured message `i`, parsed (the caller puts it). */
 json_object *harness_msg(harness *h, size_t i);
+/* Index of the captured response (result or error) with integer id `id`,
+ * or -1. */
+long harness_response_index(harness *h, int id);
+/* Runs the loop until the response with integer id `id` came (or 3 seconds
+ * passed, which fails the test); returns it parsed (the caller puts it). */
+json_object *harness_response(harness *h, int id);
+/* Sends tools/call `name` with `args` (JSON text, or NULL) as request `id`
+ * and returns its response, as harness_response(). */
+json_object *harness_tool(harness *h, int id, const char *name,
+                          const char *args);
 /* Drops every captured message. */
 void harness_clear(harness *h);
 /* A harness_run_until() condition: no call is in flight. */
