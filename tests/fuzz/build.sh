@@ -31,33 +31,26 @@ if ! command -v "$CC" >/dev/null 2>&1; then
   exit 2
 fi
 
-# Every src/*.c but main.c, in layer order (src/layers.txt).
-SOURCES="log strbuf base64 sha256 utf8 uritpl plugin_settings settings handles hostq watch watchdog framer jsonrpc schema request_state \
-transport_stdio transport_memory transport_http auth registry plugin_file descriptor loader worker \
-session streamable call methods server server_http cli"
-
-# A module added to src/ must be added above, or the link may fail.
-for f in "$top"/src/*.c; do
-  m=$(basename "$f" .c)
-  [ "$m" = main ] && continue
-  case " $SOURCES " in
-    *" $m "*) ;;
-    *) echo "build.sh: warning: src/$m.c is not in SOURCES" >&2 ;;
-  esac
-done
+# Every .c of src/ but main.c, in whichever folder (layer) it lives; each
+# folder is on the include path, as in Makefile.am.
+SOURCES=$(cd "$top/src" && find . -name '*.c' ! -name main.c | sed 's|^\./||' |
+  sort)
+SRC_INCLUDES=$(cd "$top/src" && find . -type d | sed "s|^\.|-I$top/src|" |
+  sort | tr '\n' ' ')
 
 deps_cflags=$(pkg-config --cflags json-c libuv libmicrohttpd libcrypto)
 deps_libs=$(pkg-config --libs json-c libuv libmicrohttpd libcrypto)
 jsonc_libs=$(pkg-config --libs json-c)
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 CFLAGS_FUZZ="-g -O1 -fno-omit-frame-pointer $SAN -std=gnu11 -Wall -Wextra \
--Wno-unused-parameter -I$build -I$top/src -I$top/sdk -I$here $deps_cflags"
+-Wno-unused-parameter -I$build $SRC_INCLUDES -I$top/sdk -I$here $deps_cflags"
 
 mkdir -p "$out/obj"
 objs=""
-for m in $SOURCES; do
+for f in $SOURCES; do
+  m=$(basename "$f" .c)
   # shellcheck disable=SC2086
-  $CC $CFLAGS_FUZZ -c "$top/src/$m.c" -o "$out/obj/$m.o"
+  $CC $CFLAGS_FUZZ -c "$top/src/$f" -o "$out/obj/$m.o"
   objs="$objs $out/obj/$m.o"
 done
 # shellcheck disable=SC2086

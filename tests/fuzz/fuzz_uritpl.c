@@ -1,5 +1,5 @@
 /* fuzz_uritpl.c -- libFuzzer harness for RFC 6570 URI templates
- * (src/uritpl.c): the parse every resource template goes through at load,
+ * (src/base/uritpl.c): the parse every resource template goes through at load,
  * and the match every resources/read, resources/subscribe and
  * notification of a template URI goes through.
  *
