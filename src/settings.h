@@ -67,8 +67,8 @@ typedef struct settings {
   size_t max_in_flight; /* per session */
   const char *call_tool;
   const char *call_args;
-  /* Worker mode (internal; see src/worker.c): the plugin to serve, and
-   * limits set before it is loaded; 0 for none. */
+  /* Worker mode (internal; see src/isolation/worker_process.c): the plugin to
+   * serve, and limits set before it is loaded; 0 for none. */
   const char *worker_path;
   uint64_t rlimit_as_mib;
   uint64_t rlimit_cpu_s;

@@ -25,12 +25,12 @@
 
 #include "loader.h"
 #include "registry.h"
-#include "worker_settings.h"
 #include "worker_process.h"
+#include "worker_settings.h"
 
 typedef struct worker worker;
 
-/* What the owner (call.c, the server) hears.  `call` is the opaque value
+/* What the owner (remote.c, the server) hears.  `call` is the opaque value
  * given to worker_call(), or NULL for messages about no call. */
 typedef struct worker_env {
   uv_loop_t *loop;

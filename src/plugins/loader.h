@@ -50,16 +50,17 @@ typedef struct plugin {
   atomic_uint refs;
   int finalizing; /* fini() is running or has run */
   /* The host table's per-plugin rate limit on log messages to clients
-   * (call.c); the loader only zeroes it. */
+   * (plugin_api.c); the loader only zeroes it. */
   atomic_llong log_window_ms;
   atomic_int log_sent;
   atomic_long log_dropped;
   /* URIs with a notifications/resources/updated still queued, so that a
-   * plugin reporting the same change in a loop queues it once (call.c). */
+   * plugin reporting the same change in a loop queues it once
+   * (plugin_api.c). */
   uv_mutex_t updates_lock;
   struct lh_table *updates_pending;
   /* POOL calls on a worker thread now, and those waiting for one
-   * (call.c; loop thread only). */
+   * (schedule.c; loop thread only). */
   unsigned pool_running;
   struct mcpd_call *pool_head, *pool_tail;
   /* mcpd_host.on_roots_changed(); loop thread only. */
@@ -67,7 +68,7 @@ typedef struct plugin {
   void *roots_arg;
   int live;                 /* its tools are registered */
   int isolated;             /* runs in a worker process */
-  struct worker *worker;    /* then: worker.c's state, while it runs */
+  struct worker *worker;    /* then: worker_link.c's state, while it runs */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */
   registry staged;          /* entries validated but not yet registered */

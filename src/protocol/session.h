@@ -173,7 +173,7 @@ void session_notify_about(session *s, const request *r, const char *method,
 /* Every request gets exactly one of these; they consume their arguments
  * and free the request.  A NULL result is {}.  request_reply_raw takes the
  * result as JSON text, which is cheaper for results built as text; that
- * text MUST be valid UTF-8 (call.c repairs what plugins built), since it
+ * text MUST be valid UTF-8 (result.c repairs what plugins built), since it
  * is not checked again on its way out.  A modern request's result also
  * gets "resultType":"complete", _meta[ERA_META_SERVER_INFO] and, when
  * r->cache_scope is set, ttlMs and cacheScope, whichever call answers. */
