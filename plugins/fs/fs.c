@@ -21,7 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/base64.h"
+#include "../common/buf.h"
 #include "../common/plugin_config.h"
+#include "../common/utf8.h"
 #include "fs.h"
 
 #define FS_DEFAULT_MAX_READ_BYTES (1024 * 1024)
@@ -52,21 +55,21 @@ static int read_fail(mcpd_call *call, const mcpd_request *req, int code) {
 static int read_directory(mcpd_call *call, const mcpd_request *req, int fd) {
   const struct fs_state *st = req->state;
   struct fs_entry *e = NULL;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
   size_t n = 0;
   int more, rc;
 
   if ((rc = fs_read_entries(fd, NULL, FS_DIR_MAX, &e, &n, &more)) < 0)
     return read_fail(call, req, rc);
   for (size_t i = 0; i < n && i < st->max_results; i++)
-    fs_buf_printf(&b, "%s%s\n", e[i].name, S_ISDIR(e[i].mode) ? "/" : "");
+    pc_buf_printf(&b, "%s%s\n", e[i].name, S_ISDIR(e[i].mode) ? "/" : "");
   if (more || n > st->max_results)
-    fs_buf_printf(&b, "(listing cut at %zu entries)\n", st->max_results);
+    pc_buf_printf(&b, "(listing cut at %zu entries)\n", st->max_results);
   fs_entries_free(e, n);
   rc = b.failed ? req->host->fail(call, MCPD_ERR_INTERNAL, "out of memory")
                 : req->host->result_resource_text(call, NULL, "inode/directory",
                                                   b.data ? b.data : "");
-  fs_buf_free(&b);
+  pc_buf_free(&b);
   return rc;
 }
 
@@ -115,10 +118,10 @@ static int read_cb(mcpd_call *call, const mcpd_request *req) {
   } else {
     const char *mime = fs_mime_type(t.rel);
 
-    if (fs_is_text(data, n)) {
+    if (pc_utf8_is_text(data, n)) {
       rc = host->result_resource_text(call, NULL, mime, data);
     } else {
-      char *b64 = fs_base64((const unsigned char *)data, n);
+      char *b64 = pc_base64_encode((const unsigned char *)data, n);
 
       if (strncmp(mime, "text/", 5) == 0)
         mime = "application/octet-stream";

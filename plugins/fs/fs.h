@@ -2,7 +2,8 @@
  *
  * resolve.c  maps user paths and file:// URIs to (root, relative path) and
  *            opens them without ever leaving the root (the containment).
- * util.c     growable buffers, UTF-8, base64, MIME types, timestamps.
+ * util.c     MIME types, timestamps, reading files and directories.
+ *            (Buffers, UTF-8 and base64 are in ../common.)
  * watch.c    resource subscriptions: inotify and the thread that reads it.
  * tools.c    the tools.
  * fs.c       configuration, the roots a call serves, init/fini, resources
@@ -136,25 +137,6 @@ const char *fs_strerror(int code);
 
 /* --- util.c ------------------------------------------------------------- */
 
-struct fs_buf {
-  char *data; /* NUL-terminated while not failed */
-  size_t len;
-  size_t cap;
-  int failed; /* out of memory: every later append is a no-op */
-};
-
-void fs_buf_append(struct fs_buf *b, const char *s, size_t n);
-void fs_buf_puts(struct fs_buf *b, const char *s);
-void fs_buf_printf(struct fs_buf *b, const char *fmt, ...) MCPD_PRINTF(2, 3);
-void fs_buf_free(struct fs_buf *b);
-
-/* Nonzero when `s` is valid UTF-8 with no NUL byte. */
-int fs_is_text(const char *s, size_t n);
-/* Length of the longest prefix of `s` (at most n) that does not end in the
- * middle of a UTF-8 sequence. */
-size_t fs_utf8_cut(const char *s, size_t n);
-/* Base64 (RFC 4648, padded) of `n` bytes, malloc'ed; NULL on no memory. */
-char *fs_base64(const unsigned char *data, size_t n);
 /* The MIME type for a file name, guessed from its extension ("text/plain"
  * when unknown). */
 const char *fs_mime_type(const char *name);

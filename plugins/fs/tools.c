@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/base64.h"
+#include "../common/buf.h"
+#include "../common/utf8.h"
 #include "fs.h"
 
 /* Bounds of one search besides max_results: entries looked at and time. */
@@ -35,17 +38,17 @@ static int path_error(mcpd_call *call, const mcpd_request *req,
                       const struct fs_roots *roots, const char *what,
                       const char *path, int code) {
   const mcpd_host *host = req->host;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
   int rc;
 
-  fs_buf_printf(&b, "cannot %s '%s': %s", what, path, fs_strerror(code));
+  pc_buf_printf(&b, "cannot %s '%s': %s", what, path, fs_strerror(code));
   if (code == FS_E_OUTSIDE || code == FS_E_ESCAPE) {
-    fs_buf_puts(&b, ". Allowed roots:");
+    pc_buf_puts(&b, ". Allowed roots:");
     for (size_t i = 0; i < roots->n; i++)
-      fs_buf_printf(&b, "%s %s", i ? "," : "", roots->v[i].path);
+      pc_buf_printf(&b, "%s %s", i ? "," : "", roots->v[i].path);
   }
   rc = host->result_error(call, "%s", b.failed ? "out of memory" : b.data);
-  fs_buf_free(&b);
+  pc_buf_free(&b);
   return rc;
 }
 
@@ -120,7 +123,7 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
   struct fs_entry *e = NULL;
   size_t n = 0, shown;
   struct stat sb;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
   char *abs = NULL;
   int fd, rc, more;
 
@@ -143,25 +146,25 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
   abs = fs_target_path(&t);
   shown = n < st->max_results ? n : st->max_results;
   if (shown < n || more)
-    fs_buf_printf(&b, "%s: the first %zu entries by name\n", abs ? abs : path,
+    pc_buf_printf(&b, "%s: the first %zu entries by name\n", abs ? abs : path,
                   shown);
   else
-    fs_buf_printf(&b, "%s: %zu entr%s\n", abs ? abs : path, n,
+    pc_buf_printf(&b, "%s: %zu entr%s\n", abs ? abs : path, n,
                   n == 1 ? "y" : "ies");
   for (size_t i = 0; i < shown; i++) {
     const char *type = e[i].mode ? type_name(e[i].mode) : "unknown";
     if (S_ISDIR(e[i].mode))
-      fs_buf_printf(&b, "[%s] %s/\n", type, e[i].name);
+      pc_buf_printf(&b, "[%s] %s/\n", type, e[i].name);
     else if (S_ISREG(e[i].mode))
-      fs_buf_printf(&b, "[%s] %s (%lld bytes)\n", type, e[i].name,
+      pc_buf_printf(&b, "[%s] %s (%lld bytes)\n", type, e[i].name,
                     (long long)e[i].size);
     else if (e[i].target)
-      fs_buf_printf(&b, "[%s] %s -> %s\n", type, e[i].name, e[i].target);
+      pc_buf_printf(&b, "[%s] %s -> %s\n", type, e[i].name, e[i].target);
     else
-      fs_buf_printf(&b, "[%s] %s\n", type, e[i].name);
+      pc_buf_printf(&b, "[%s] %s\n", type, e[i].name);
   }
   if (shown < n || more)
-    fs_buf_printf(&b,
+    pc_buf_printf(&b,
                   "(%s%zu entries in all; the listing stops at %zu: use "
                   "search to find something specific)\n",
                   more ? "more than " : "", n, st->max_results);
@@ -169,7 +172,7 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
                 : host->result_text_len(call, b.data, b.len);
 out:
   fs_entries_free(e, n);
-  fs_buf_free(&b);
+  pc_buf_free(&b);
   free(abs);
   fs_target_free(&t);
   fs_roots_release(&roots);
@@ -254,14 +257,14 @@ static int read_file(mcpd_call *call, const mcpd_request *req) {
       while (skip < 3 && skip < n && offset > 0 &&
              ((unsigned char)data[skip] & 0xC0) == 0x80)
         skip++;
-      cut = skip + fs_utf8_cut(data + skip, n - skip);
+      cut = skip + pc_utf8_cut(data + skip, n - skip);
     }
-    if (fs_is_text(data + skip, cut - skip)) {
+    if (pc_utf8_is_text(data + skip, cut - skip)) {
       rc = host->result_text_len(call, data + skip, cut - skip);
       n = cut;
     } else {
       skip = 0;
-      if ((b64 = fs_base64((const unsigned char *)data, n)) == NULL ||
+      if ((b64 = pc_base64_encode((const unsigned char *)data, n)) == NULL ||
           (abs = fs_target_path(&t)) == NULL ||
           (uri = fs_path_uri(abs)) == NULL) {
         rc = host->result_error(call, "out of memory");
@@ -396,17 +399,17 @@ static void queue_free(struct queue *q) {
 }
 
 static char *join(const char *a, const char *b) {
-  struct fs_buf buf = {0};
+  struct pc_buf buf = {0};
 
   if (b[0] == '\0')
     return strdup(a);
   if (a[0] && strcmp(a, ".") != 0) {
-    fs_buf_puts(&buf, a);
-    fs_buf_puts(&buf, "/");
+    pc_buf_puts(&buf, a);
+    pc_buf_puts(&buf, "/");
   }
-  fs_buf_puts(&buf, b);
+  pc_buf_puts(&buf, b);
   if (buf.failed) {
-    fs_buf_free(&buf);
+    pc_buf_free(&buf);
     return NULL;
   }
   return buf.data;
@@ -419,7 +422,7 @@ static int search(mcpd_call *call, const mcpd_request *req) {
   struct fs_target t;
   const char *path = NULL, *pattern, *mode;
   struct queue q = {0};
-  struct fs_buf out = {0};
+  struct pc_buf out = {0};
   size_t matches = 0, scanned = 0, unreadable = 0;
   long long deadline = fs_now_ms() + FS_SEARCH_MAX_MS;
   const char *stopped = NULL;
@@ -487,7 +490,7 @@ static int search(mcpd_call *call, const mcpd_request *req) {
         if (matches == st->max_results) {
           stopped = "max_results";
         } else {
-          fs_buf_printf(&out, "%s%s\n", rel, S_ISDIR(e[i].mode) ? "/" : "");
+          pc_buf_printf(&out, "%s%s\n", rel, S_ISDIR(e[i].mode) ? "/" : "");
           matches++;
         }
       }
@@ -513,43 +516,43 @@ static int search(mcpd_call *call, const mcpd_request *req) {
 
   abs = fs_target_path(&t);
   {
-    struct fs_buf text = {0};
+    struct pc_buf text = {0};
 
     if (matches == 0)
-      fs_buf_printf(&text, "No %s matches for '%s' under %s.\n",
+      pc_buf_printf(&text, "No %s matches for '%s' under %s.\n",
                     substring ? "substring" : "glob", pattern,
                     abs ? abs : path);
     else
-      fs_buf_printf(&text, "%zu match%s for '%s' under %s:\n%s", matches,
+      pc_buf_printf(&text, "%zu match%s for '%s' under %s:\n%s", matches,
                     matches == 1 ? "" : "es", pattern, abs ? abs : path,
                     out.data);
     if (stopped && strcmp(stopped, "max_results") == 0)
-      fs_buf_printf(&text,
+      pc_buf_printf(&text,
                     "(truncated: stopped at max_results = %zu matches; "
                     "narrow the pattern or the path)\n",
                     st->max_results);
     else if (stopped && strcmp(stopped, "entries") == 0)
-      fs_buf_printf(&text,
+      pc_buf_printf(&text,
                     "(truncated: stopped after looking at %zu entries; "
                     "narrow the path)\n",
                     scanned);
     else if (stopped && strcmp(stopped, "time") == 0)
-      fs_buf_printf(&text,
+      pc_buf_printf(&text,
                     "(truncated: stopped after %d seconds; narrow the path)\n",
                     FS_SEARCH_MAX_MS / 1000);
     if (unreadable)
-      fs_buf_printf(&text, "(%zu director%s could not be opened)\n", unreadable,
+      pc_buf_printf(&text, "(%zu director%s could not be opened)\n", unreadable,
                     unreadable == 1 ? "y" : "ies");
     rc = text.failed ? host->result_error(call, "out of memory")
                      : host->result_text_len(call, text.data, text.len);
-    fs_buf_free(&text);
+    pc_buf_free(&text);
   }
   goto out;
 nomem:
   rc = host->result_error(call, "out of memory");
 out:
   queue_free(&q);
-  fs_buf_free(&out);
+  pc_buf_free(&out);
   free(abs);
   fs_target_free(&t);
   fs_roots_release(&roots);

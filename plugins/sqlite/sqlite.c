@@ -35,7 +35,9 @@
 
 #include <mcpd.h>
 
+#include "../common/base64.h"
 #include "../common/plugin_config.h"
+#include "../common/utf8.h"
 
 #define SQ_DEFAULT_MAX_ROWS 1000
 #define SQ_DEFAULT_TIMEOUT_MS 10000
@@ -138,44 +140,6 @@ static int fail_unknown(mcpd_call *call, const struct sq_state *st,
                       name ? name : "", pb ? pb->buf : "?");
   printbuf_free(pb);
   return rc;
-}
-
-/* The length of the longest prefix of `s` (at most `n` bytes) that does
- * not end inside a UTF-8 sequence. */
-static size_t utf8_cut(const unsigned char *s, size_t n) {
-  size_t i = n;
-
-  while (i > 0 && (s[i - 1] & 0xC0) == 0x80)
-    i--;
-  if (i > 0 && s[i - 1] >= 0xC0) {
-    unsigned char lead = s[i - 1];
-    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    if (n - (i - 1) < want)
-      return i - 1;
-  }
-  return n;
-}
-
-static char *base64(const unsigned char *p, size_t n) {
-  static const char digits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-
-  if (out == NULL)
-    return NULL;
-  for (size_t i = 0; i < n; i += 3) {
-    unsigned v = (unsigned)p[i] << 16;
-    if (i + 1 < n)
-      v |= (unsigned)p[i + 1] << 8;
-    if (i + 2 < n)
-      v |= p[i + 2];
-    *o++ = digits[(v >> 18) & 63];
-    *o++ = digits[(v >> 12) & 63];
-    *o++ = i + 1 < n ? digits[(v >> 6) & 63] : '=';
-    *o++ = i + 2 < n ? digits[v & 63] : '=';
-  }
-  *o = '\0';
-  return out;
 }
 
 /* --- connections --------------------------------------------------------- */
@@ -397,7 +361,7 @@ static json_object *cell_json(const struct sq_state *st, sqlite3_stmt *stmt,
     const unsigned char *s = sqlite3_column_text(stmt, i);
     size_t n = (size_t)sqlite3_column_bytes(stmt, i);
     if (n > st->max_cell_bytes) {
-      n = utf8_cut(s, st->max_cell_bytes);
+      n = pc_utf8_cut_loose((const char *)s, st->max_cell_bytes);
       (*cut)++;
     }
     printbuf_memappend(text, (const char *)s, (int)n);
@@ -412,7 +376,7 @@ static json_object *cell_json(const struct sq_state *st, sqlite3_stmt *stmt,
       shown = st->max_cell_bytes;
       (*cut)++;
     }
-    b64 = base64(p ? p : (const unsigned char *)"", shown);
+    b64 = pc_base64_encode(p ? p : (const unsigned char *)"", shown);
     json_object_object_add(o, "base64", json_object_new_string(b64 ? b64 : ""));
     json_object_object_add(o, "bytes", json_object_new_int64((int64_t)n));
     free(b64);
