@@ -29,8 +29,9 @@ plugins_calc_la_LIBADD = $(JSONC_LIBS) $(LIBM)
 # watches subscribed files; _GNU_SOURCE for O_PATH and the *at() calls.
 plugins_LTLIBRARIES += plugins/fs.la
 plugins_fs_la_SOURCES = plugins/fs/fs.c plugins/fs/fs.h \
-	plugins/fs/resolve.c plugins/fs/tools.c plugins/fs/util.c \
-	plugins/fs/watch.c
+	plugins/fs/resolve.c plugins/fs/roots.c plugins/fs/roots.h \
+	plugins/fs/tools.c plugins/fs/util.c \
+	plugins/fs/watch.c plugins/fs/watch.h
 plugins_fs_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
 plugins_fs_la_CFLAGS = $(AM_CFLAGS) -pthread
 plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
