@@ -43,7 +43,11 @@ EXTRA_DIST += plugins/fs/README.md
 # its query from the loop thread.
 if HAVE_SQLITE
 plugins_LTLIBRARIES += plugins/sqlite.la
-plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.c
+plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.h \
+	plugins/sqlite/config.c plugins/sqlite/conn.c plugins/sqlite/cell.c \
+	plugins/sqlite/jobs.c plugins/sqlite/schema.c plugins/sqlite/catalog.c \
+	plugins/sqlite/statement.c plugins/sqlite/prompt.c plugins/sqlite/sqlite.c
+plugins_sqlite_la_CPPFLAGS = $(AM_CPPFLAGS) -D_POSIX_C_SOURCE=200809L
 plugins_sqlite_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -pthread
 plugins_sqlite_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_sqlite_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS) $(SQLITE_LIBS)
