@@ -88,3 +88,15 @@ uninstall-hook:
 	for p in $(BUNDLED_PLUGINS); do \
 	  rm -f "$(DESTDIR)$(pluginsdir)/$$p.so"; \
 	done
+
+# The helpers of plugins/common (buffer, UTF-8, base64) with Check, linked
+# against the same convenience library the plugins link.
+if HAVE_CHECK
+check_PROGRAMS += tests/plugins_common/common_tests
+TESTS += tests/plugins_common/common_tests
+tests_plugins_common_common_tests_SOURCES = \
+	tests/plugins_common/common_tests.c
+tests_plugins_common_common_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_plugins_common_common_tests_LDADD = $(PLUGIN_COMMON) $(CHECK_LIBS) \
+	$(JSONC_LIBS)
+endif
