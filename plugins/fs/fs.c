@@ -3,12 +3,12 @@
  *
  * The roots come from the plugin's config object, or, when none are
  * configured, from the client: each call serves the roots its client
- * declared (call_roots()), opened for that call.  Nothing outside a call's
- * roots is ever opened (resolve.c says how).  With configured roots the
- * files under them are registered as resources at init, breadth first and
- * bounded, so a client can list them; the template file:///{+path} reads
- * anything else under the roots and completes paths.  Resources can be
- * subscribed to (watch.c).  The tools are in tools.c.
+ * declared (call_roots()), opened for that call (roots.c).  Nothing
+ * outside a call's roots is ever opened (resolve.c says how).  With
+ * configured roots the files under them are registered as resources at
+ * init, breadth first and bounded, so a client can list them; the template
+ * file:///{+path} reads anything else under the roots and completes paths.
+ * Resources can be subscribed to (watch.c).  The tools are in tools.c.
  */
 #include <errno.h>
 #include <fcntl.h>

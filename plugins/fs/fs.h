@@ -16,9 +16,9 @@
  * and util.c.  The watcher hears that the roots seen changed through a
  * listener (fs_roots_listen()).
  *
- * Everything in struct fs_state except the watcher and the roots last
- * seen (each behind its lock) is written by init() only and then read by
- * any thread without locks.
+ * Everything in struct fs_state except the roots last seen and their
+ * listener (behind seen_lock) and the watcher (the loop thread's) is
+ * written by init() only and then read by any thread without locks.
  */
 #ifndef MCPD_PLUGIN_FS_H
 #define MCPD_PLUGIN_FS_H
