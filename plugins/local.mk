@@ -1,8 +1,18 @@
 # Bundled plugins, installed into $(pluginsdir).  Each is one shared object
 # that exports only `mcpd_plugin` (see PLUGIN_LDFLAGS in Makefile.am).
 
-# Reading a config object, shared by the plugins that have one.
-PLUGIN_CONFIG = plugins/common/plugin_config.c plugins/common/plugin_config.h
+# What the bundled plugins share: reading a config object, a growable
+# buffer, UTF-8 and base64.  A libtool convenience library, so each plugin
+# that links it carries its own copy, compiled -fvisibility=hidden like the
+# rest of the plugin: nothing in it is exported beside `mcpd_plugin`.
+# echo and calc need none of it and do not link it.
+noinst_LTLIBRARIES += plugins/common/libplugcommon.la
+plugins_common_libplugcommon_la_SOURCES = \
+	plugins/common/plugin_config.c plugins/common/plugin_config.h \
+	plugins/common/buf.c plugins/common/buf.h \
+	plugins/common/utf8.c plugins/common/utf8.h \
+	plugins/common/base64.c plugins/common/base64.h
+PLUGIN_COMMON = plugins/common/libplugcommon.la
 
 plugins_LTLIBRARIES += plugins/echo.la
 plugins_echo_la_SOURCES = plugins/echo/echo.c
@@ -19,12 +29,13 @@ plugins_calc_la_LIBADD = $(JSONC_LIBS) $(LIBM)
 # watches subscribed files; _GNU_SOURCE for O_PATH and the *at() calls.
 plugins_LTLIBRARIES += plugins/fs.la
 plugins_fs_la_SOURCES = plugins/fs/fs.c plugins/fs/fs.h \
-	plugins/fs/resolve.c plugins/fs/tools.c plugins/fs/util.c \
-	plugins/fs/watch.c $(PLUGIN_CONFIG)
+	plugins/fs/resolve.c plugins/fs/roots.c plugins/fs/roots.h \
+	plugins/fs/tools.c plugins/fs/util.c \
+	plugins/fs/watch.c plugins/fs/watch.h
 plugins_fs_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
 plugins_fs_la_CFLAGS = $(AM_CFLAGS) -pthread
 plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
-plugins_fs_la_LIBADD = $(JSONC_LIBS)
+plugins_fs_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS)
 EXTRA_DIST += plugins/fs/README.md
 
 # sqlite queries the SQLite databases named in its config; built only when
@@ -32,10 +43,14 @@ EXTRA_DIST += plugins/fs/README.md
 # its query from the loop thread.
 if HAVE_SQLITE
 plugins_LTLIBRARIES += plugins/sqlite.la
-plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.c $(PLUGIN_CONFIG)
+plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.h \
+	plugins/sqlite/config.c plugins/sqlite/conn.c plugins/sqlite/cell.c \
+	plugins/sqlite/jobs.c plugins/sqlite/schema.c plugins/sqlite/catalog.c \
+	plugins/sqlite/statement.c plugins/sqlite/prompt.c plugins/sqlite/sqlite.c
+plugins_sqlite_la_CPPFLAGS = $(AM_CPPFLAGS) -D_POSIX_C_SOURCE=200809L
 plugins_sqlite_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -pthread
 plugins_sqlite_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
-plugins_sqlite_la_LIBADD = $(JSONC_LIBS) $(SQLITE_LIBS)
+plugins_sqlite_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS) $(SQLITE_LIBS)
 endif
 EXTRA_DIST += plugins/sqlite/README.md
 
@@ -45,11 +60,11 @@ if HAVE_CURL
 plugins_LTLIBRARIES += plugins/fetch.la
 plugins_fetch_la_SOURCES = plugins/fetch/fetch.c plugins/fetch/fetch.h \
 	plugins/fetch/http.c plugins/fetch/html.c plugins/fetch/policy.c \
-	plugins/fetch/robots.c plugins/fetch/util.c $(PLUGIN_CONFIG)
+	plugins/fetch/robots.c plugins/fetch/util.c
 plugins_fetch_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
 plugins_fetch_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -pthread
 plugins_fetch_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
-plugins_fetch_la_LIBADD = $(JSONC_LIBS) $(CURL_LIBS)
+plugins_fetch_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS) $(CURL_LIBS)
 endif
 EXTRA_DIST += plugins/fetch/README.md
 
@@ -73,3 +88,15 @@ uninstall-hook:
 	for p in $(BUNDLED_PLUGINS); do \
 	  rm -f "$(DESTDIR)$(pluginsdir)/$$p.so"; \
 	done
+
+# The helpers of plugins/common (buffer, UTF-8, base64) with Check, linked
+# against the same convenience library the plugins link.
+if HAVE_CHECK
+check_PROGRAMS += tests/plugins_common/common_tests
+TESTS += tests/plugins_common/common_tests
+tests_plugins_common_common_tests_SOURCES = \
+	tests/plugins_common/common_tests.c
+tests_plugins_common_common_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_plugins_common_common_tests_LDADD = $(PLUGIN_COMMON) $(CHECK_LIBS) \
+	$(JSONC_LIBS)
+endif

@@ -71,6 +71,7 @@ tests_fetch_fetch_tests_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_fetch_fetch_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(CURL_CFLAGS) -pthread
 tests_fetch_fetch_tests_LDFLAGS = -pthread
-tests_fetch_fetch_tests_LDADD = $(CHECK_LIBS) $(CURL_LIBS) $(JSONC_LIBS)
+tests_fetch_fetch_tests_LDADD = plugins/common/libplugcommon.la $(CHECK_LIBS) \
+	$(CURL_LIBS) $(JSONC_LIBS)
 endif
 endif

@@ -20,7 +20,9 @@
 
 #include "config.h"
 
+#include "../common/base64.h"
 #include "../common/plugin_config.h"
+#include "../common/utf8.h"
 #include "fetch.h"
 
 #define FETCH_DEFAULT_MAX_BYTES (5 * 1024 * 1024)
@@ -72,7 +74,7 @@ static const char *image_signature(const unsigned char *d, size_t n) {
 }
 
 /* Decides what a body without a usable Content-Type is. */
-static enum fetch_kind sniff(const struct fetch_buf *body, const char **mime) {
+static enum fetch_kind sniff(const struct pc_buf *body, const char **mime) {
   const char *d = body->data ? body->data : "";
   size_t n = body->len, i = 0;
 
@@ -129,7 +131,7 @@ static char *render_text(const struct fetch_response *resp,
     fetch_html_meta_charset(resp->body.data ? resp->body.data : "",
                             resp->body.len, charset);
   /* A cut download may end inside a character: leave that one out. */
-  n = resp->cut ? fetch_utf8_cut(resp->body.data, resp->body.len)
+  n = resp->cut ? pc_utf8_cut_loose(resp->body.data, resp->body.len)
                 : resp->body.len;
   if ((text = fetch_to_utf8(resp->body.data ? resp->body.data : "", n, charset,
                             &n)) == NULL)
@@ -137,12 +139,12 @@ static char *render_text(const struct fetch_response *resp,
   if (raw)
     ;
   else if (kind == FETCH_KIND_HTML) {
-    struct fetch_buf out = {0};
+    struct pc_buf out = {0};
 
     fetch_html_to_text(text, n, &out);
     free(text);
     if (out.failed) {
-      fetch_buf_free(&out);
+      pc_buf_free(&out);
       return NULL;
     }
     n = out.len;
@@ -173,7 +175,7 @@ static int return_image(mcpd_call *call, const mcpd_request *req,
                               "%s",
                               resp->final_url, mime ? mime : "an image",
                               real ? real : "no PNG, JPEG, GIF or WebP image");
-  if ((b64 = fetch_base64(d, resp->body.len)) == NULL)
+  if ((b64 = pc_base64_encode(d, resp->body.len)) == NULL)
     return host->result_error(call, "out of memory");
   rc = host->result_image(call, b64, real);
   free(b64);
@@ -193,7 +195,7 @@ static int return_error_status(mcpd_call *call, const mcpd_request *req,
     text = render_text(resp, kind, 0, &n);
   if (text != NULL && n > 0) {
     size_t cut =
-        fetch_utf8_cut(text, n < FETCH_ERROR_QUOTE ? n : FETCH_ERROR_QUOTE);
+        pc_utf8_cut_loose(text, n < FETCH_ERROR_QUOTE ? n : FETCH_ERROR_QUOTE);
     rc = host->result_error(call, "%s answered HTTP %ld:\n\n%.*s%s",
                             resp->final_url, resp->status, (int)cut, text,
                             cut < n ? "\n[...]" : "");
@@ -212,7 +214,7 @@ static int return_text(mcpd_call *call, const mcpd_request *req,
                        size_t n, size_t start, size_t max) {
   const struct fetch_state *st = req->state;
   const mcpd_host *host = req->host;
-  struct fetch_buf b = {0};
+  struct pc_buf b = {0};
   size_t end;
   int rc;
 
@@ -224,25 +226,25 @@ static int return_text(mcpd_call *call, const mcpd_request *req,
   /* A start inside a character moves on to the next one. */
   while (start < n && ((unsigned char)text[start] & 0xc0) == 0x80)
     start++;
-  end = n - start > max ? start + fetch_utf8_cut(text + start, max) : n;
+  end = n - start > max ? start + pc_utf8_cut_loose(text + start, max) : n;
   if (n == 0)
-    fetch_buf_puts(&b, "(the response has no content)");
-  fetch_buf_append(&b, text + start, end - start);
+    pc_buf_puts(&b, "(the response has no content)");
+  pc_buf_append(&b, text + start, end - start);
   if (end < n)
-    fetch_buf_printf(&b,
-                     "\n\n[Content truncated: this is bytes %zu to %zu of "
-                     "%zu. Call fetch again with startIndex %zu to read "
-                     "on.]",
-                     start, end, n, end);
+    pc_buf_printf(&b,
+                  "\n\n[Content truncated: this is bytes %zu to %zu of "
+                  "%zu. Call fetch again with startIndex %zu to read "
+                  "on.]",
+                  start, end, n, end);
   if (resp->cut)
-    fetch_buf_printf(&b,
-                     "\n\n[The download stopped at this server's maxBytes "
-                     "(%zu bytes): the rest of the document was not "
-                     "fetched.]",
-                     st->max_bytes);
+    pc_buf_printf(&b,
+                  "\n\n[The download stopped at this server's maxBytes "
+                  "(%zu bytes): the rest of the document was not "
+                  "fetched.]",
+                  st->max_bytes);
   rc = b.failed ? host->result_error(call, "out of memory")
                 : host->result_text_len(call, b.data ? b.data : "", b.len);
-  fetch_buf_free(&b);
+  pc_buf_free(&b);
   return rc;
 }
 

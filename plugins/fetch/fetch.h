@@ -8,6 +8,7 @@
  *           checked again, limits, progress and cancellation.
  * robots.c  robots.txt: parsing, matching, and the per-origin cache.
  * html.c    HTML reduced to readable text; entities; charsets; UTF-8.
+ * util.c    charsets converted to UTF-8; the clock.
  * fetch.c   configuration, init/fini and the tool.
  *
  * Everything in struct fetch_state except the robots cache and the list of
@@ -24,20 +25,7 @@
 
 #include <mcpd.h>
 
-/* A growable byte buffer, NUL-terminated while not failed. */
-struct fetch_buf {
-  char *data;
-  size_t len;
-  size_t cap;
-  int failed; /* out of memory: every later append is a no-op */
-};
-
-void fetch_buf_append(struct fetch_buf *b, const char *s, size_t n);
-void fetch_buf_putc(struct fetch_buf *b, char c);
-void fetch_buf_puts(struct fetch_buf *b, const char *s);
-void fetch_buf_printf(struct fetch_buf *b, const char *fmt, ...)
-    MCPD_PRINTF(2, 3);
-void fetch_buf_free(struct fetch_buf *b);
+#include "../common/buf.h"
 
 /* A list of host names and "*.suffix" patterns ("*" alone: every host),
  * lower-case, without a trailing dot or IPv6 brackets. */
@@ -112,7 +100,7 @@ void fetch_target_free(struct fetch_target *t);
  * style, noscript, template and head dropped (the title kept, first),
  * block elements on lines of their own, entities decoded, whitespace
  * collapsed except inside <pre>.  Linear in `n`. */
-void fetch_html_to_text(const char *html, size_t n, struct fetch_buf *out);
+void fetch_html_to_text(const char *html, size_t n, struct pc_buf *out);
 /* Decodes one character reference at `s` (just after '&', `n` bytes left):
  * writes its UTF-8 into out[8] and returns how many input bytes it used,
  * or 0 when `s` starts no reference we know. */
@@ -123,14 +111,9 @@ size_t fetch_entity_decode(const char *s, size_t n, char out[8],
  * buffer (malloc) and its length in *out_len, or NULL when out of memory. */
 char *fetch_to_utf8(const char *data, size_t n, const char *charset,
                     size_t *out_len);
-/* Length of the longest prefix of `s` (at most n) that does not end in the
- * middle of a UTF-8 sequence. */
-size_t fetch_utf8_cut(const char *s, size_t n);
 /* The charset an HTML document declares in a <meta> within its first
  * 1024 bytes, into buf[40]; "" when none. */
 void fetch_html_meta_charset(const char *html, size_t n, char buf[40]);
-/* Base64 (RFC 4648, padded) of `n` bytes, malloc'ed; NULL on no memory. */
-char *fetch_base64(const unsigned char *data, size_t n);
 
 /* --- robots.c ----------------------------------------------------------- */
 
@@ -156,12 +139,12 @@ void fetch_robots_cache_free(struct fetch_robots_cache *c);
 
 /* What a fetch produced: the final response, before it is rendered. */
 struct fetch_response {
-  long status;           /* HTTP status of the final response */
-  char *content_type;    /* its Content-Type, or NULL (malloc) */
-  char *final_url;       /* after redirects (malloc) */
-  struct fetch_buf body; /* at most max_bytes */
-  int cut;               /* the body was longer: the download stopped */
-  long long length;      /* Content-Length, or -1 */
+  long status;        /* HTTP status of the final response */
+  char *content_type; /* its Content-Type, or NULL (malloc) */
+  char *final_url;    /* after redirects (malloc) */
+  struct pc_buf body; /* at most max_bytes */
+  int cut;            /* the body was longer: the download stopped */
+  long long length;   /* Content-Length, or -1 */
 };
 
 /* How a fetch went: FETCH_OK with a response, or a refusal or failure

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../common/utf8.h"
 #include "fetch.h"
 
 /* --- character references ------------------------------------------------ */
@@ -84,29 +85,6 @@ static const unsigned short c1_remap[32] = {
     0x2dc,  0x2122, 0x161,  0x203a, 0x153,  0x9d,   0x17e,  0x178,
 };
 
-static size_t utf8_put(unsigned cp, char out[8]) {
-  if (cp < 0x80) {
-    out[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = (char)(0xc0 | cp >> 6);
-    out[1] = (char)(0x80 | (cp & 0x3f));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    out[0] = (char)(0xe0 | cp >> 12);
-    out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-    out[2] = (char)(0x80 | (cp & 0x3f));
-    return 3;
-  }
-  out[0] = (char)(0xf0 | cp >> 18);
-  out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-  out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-  out[3] = (char)(0x80 | (cp & 0x3f));
-  return 4;
-}
-
 /* The code point named `name` (len bytes), or 0. */
 static unsigned named_lookup(const char *name, size_t len) {
   char key[12];
@@ -160,7 +138,7 @@ size_t fetch_entity_decode(const char *s, size_t n, char out[8],
       cp = 0xfffd;
     else if (cp >= 0x80 && cp <= 0x9f)
       cp = c1_remap[cp - 0x80];
-    *out_len = utf8_put((unsigned)cp, out);
+    *out_len = pc_utf8_encode((uint32_t)cp, out);
     return i;
   }
   while (i < n && i < 12 && isalnum((unsigned char)s[i]))
@@ -174,14 +152,14 @@ size_t fetch_entity_decode(const char *s, size_t n, char out[8],
     /* Only a few legacy names work without their ';'. */
     return 0;
   }
-  *out_len = utf8_put((unsigned)cp, out);
+  *out_len = pc_utf8_encode((uint32_t)cp, out);
   return i;
 }
 
 /* --- the reducer ------------------------------------------------------- */
 
 struct reducer {
-  struct fetch_buf *out;
+  struct pc_buf *out;
   size_t start; /* where this document's text begins in `out` */
   int space;    /* whitespace seen since the last text */
   int want_nl;  /* line breaks wanted before the next text */
@@ -189,7 +167,7 @@ struct reducer {
   int pre;      /* inside <pre>: whitespace kept */
   int hidden;   /* inside <head>: no text */
   int cells;    /* table cells so far in this row */
-  struct fetch_buf title;
+  struct pc_buf title;
 };
 
 /* Before text: the line breaks or the space it is owed. */
@@ -197,10 +175,10 @@ static void flush_breaks(struct reducer *r) {
   if (r->out->len > r->start) {
     if (r->want_nl > r->nl) {
       for (int i = r->nl; i < r->want_nl; i++)
-        fetch_buf_putc(r->out, '\n');
+        pc_buf_putc(r->out, '\n');
       r->nl = r->want_nl;
     } else if (r->space && r->nl == 0) {
-      fetch_buf_putc(r->out, ' ');
+      pc_buf_putc(r->out, ' ');
     }
   }
   r->want_nl = 0;
@@ -219,14 +197,14 @@ static void put_text(struct reducer *r, const char *s, size_t n) {
         continue;
       if (r->want_nl || r->space)
         flush_breaks(r);
-      fetch_buf_putc(r->out, c);
+      pc_buf_putc(r->out, c);
       r->nl = c == '\n' ? r->nl + 1 : 0;
     } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
       r->space = 1;
     } else {
       if (r->want_nl || r->space)
         flush_breaks(r);
-      fetch_buf_putc(r->out, c);
+      pc_buf_putc(r->out, c);
       r->nl = 0;
     }
   }
@@ -237,7 +215,7 @@ static void put_mark(struct reducer *r, const char *mark) {
   if (r->hidden)
     return;
   flush_breaks(r);
-  fetch_buf_puts(r->out, mark);
+  pc_buf_puts(r->out, mark);
   r->nl = 0;
 }
 
@@ -276,7 +254,7 @@ static void decode_text(struct reducer *r, const char *s, size_t n,
     while (run < n && s[run] != '&')
       run++;
     if (to_title)
-      fetch_buf_append(&r->title, s + i, run - i);
+      pc_buf_append(&r->title, s + i, run - i);
     else
       put_text(r, s + i, run - i);
     if (run < n) {
@@ -289,7 +267,7 @@ static void decode_text(struct reducer *r, const char *s, size_t n,
                (unsigned char)ch[1] == 0xa0)
         ch[0] = ' ', ch_len = 1; /* &nbsp; reads as a space */
       if (to_title)
-        fetch_buf_append(&r->title, ch, ch_len);
+        pc_buf_append(&r->title, ch, ch_len);
       else
         put_text(r, ch, ch_len);
       run += 1 + used;
@@ -404,7 +382,7 @@ static size_t tag(struct reducer *r, const char *s, size_t i, size_t n) {
   return j;
 }
 
-void fetch_html_to_text(const char *s, size_t n, struct fetch_buf *out) {
+void fetch_html_to_text(const char *s, size_t n, struct pc_buf *out) {
   struct reducer r = {.out = out, .start = out->len};
   size_t i = 0, body_at;
 
@@ -440,15 +418,15 @@ void fetch_html_to_text(const char *s, size_t n, struct fetch_buf *out) {
   /* The title first, on its own, when the page has one. */
   body_at = r.start;
   if (r.title.len > 0 && !r.title.failed) {
-    struct fetch_buf t = {0};
+    struct pc_buf t = {0};
     struct reducer tr = {.out = &t};
 
     put_text(&tr, r.title.data, r.title.len);
     if (t.len > 0 && !t.failed) {
       size_t body_len = out->len - body_at;
       /* Room at the end, then the body moves behind the title. */
-      fetch_buf_append(out, t.data, t.len);
-      fetch_buf_append(out, "\n\n", 2);
+      pc_buf_append(out, t.data, t.len);
+      pc_buf_append(out, "\n\n", 2);
       if (!out->failed) {
         memmove(out->data + body_at + t.len + 2, out->data + body_at, body_len);
         memcpy(out->data + body_at, t.data, t.len);
@@ -458,9 +436,9 @@ void fetch_html_to_text(const char *s, size_t n, struct fetch_buf *out) {
         out->data[out->len] = '\0';
       }
     }
-    fetch_buf_free(&t);
+    pc_buf_free(&t);
   }
-  fetch_buf_free(&r.title);
+  pc_buf_free(&r.title);
 }
 
 void fetch_html_meta_charset(const char *html, size_t n, char buf[40]) {

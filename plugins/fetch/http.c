@@ -55,7 +55,7 @@ struct fetch_job {
   const struct fetch_target *target;
   int page;     /* the page (not robots.txt): types, progress */
   size_t limit; /* the most body bytes kept */
-  struct fetch_buf *body;
+  struct pc_buf *body;
   int cut;     /* the body was longer than `limit` */
   long status; /* of the final response, once its headers are in */
   enum fetch_kind kind;
@@ -110,7 +110,7 @@ enum fetch_kind fetch_kind_of(const char *content_type) {
 /* Stops the transfer from a callback with a reason for the user. */
 MCPD_PRINTF(3, 4)
 static void job_abort(struct fetch_job *job, int code, const char *fmt, ...) {
-  struct fetch_buf b = {0};
+  struct pc_buf b = {0};
   va_list ap;
   int n;
 
@@ -149,12 +149,12 @@ static curl_socket_t open_socket_cb(void *clientp, curlsocktype purpose,
     /* libcurl tries the host's other addresses; if none is left, the
      * transfer fails with this reason. */
     if (job->refused == NULL) {
-      struct fetch_buf b = {0};
-      fetch_buf_printf(&b,
-                       "refused: %s is at %s, a %s address; this server "
-                       "fetches such addresses only for hosts in its "
-                       "allowHosts or with allowPrivate",
-                       job->target->host, text, class);
+      struct pc_buf b = {0};
+      pc_buf_printf(&b,
+                    "refused: %s is at %s, a %s address; this server "
+                    "fetches such addresses only for hosts in its "
+                    "allowHosts or with allowPrivate",
+                    job->target->host, text, class);
       job->refused = b.data;
     }
     return CURL_SOCKET_BAD;
@@ -225,7 +225,7 @@ static size_t write_cb(char *data, size_t size, size_t n, void *userdata) {
   if (job->status >= 300 && job->status < 400)
     return n;
   if (n > room) {
-    fetch_buf_append(job->body, data, room);
+    pc_buf_append(job->body, data, room);
     job->cut = 1;
     if (job->page && job->kind == FETCH_KIND_IMAGE)
       job_abort(job, FETCH_E_TOO_BIG,
@@ -234,7 +234,7 @@ static size_t write_cb(char *data, size_t size, size_t n, void *userdata) {
                 job->target->url, job->limit);
     return 0; /* stops the download: what we have is all we keep */
   }
-  fetch_buf_append(job->body, data, n);
+  pc_buf_append(job->body, data, n);
   if (job->body->failed) {
     job_abort(job, FETCH_E_NOMEM, "out of memory");
     return 0;
@@ -313,10 +313,10 @@ static void setup(struct fetch_job *job, const struct fetch_target *t,
 }
 
 static int timeout_error(const struct fetch_job *job, char **why) {
-  struct fetch_buf b = {0};
+  struct pc_buf b = {0};
 
-  fetch_buf_printf(&b, "timed out after %ld ms (this server's timeoutMs)",
-                   job->st->timeout_ms);
+  pc_buf_printf(&b, "timed out after %ld ms (this server's timeoutMs)",
+                job->st->timeout_ms);
   *why = b.data;
   return FETCH_E_TIMEOUT;
 }
@@ -330,9 +330,9 @@ static int cancelled_error(char **why) {
  * FETCH_OK once a response came (job->status says which; a cut body is
  * not an error here), or an error with *why. */
 static int request(struct fetch_job *job, const struct fetch_target *t,
-                   int page, size_t limit, struct fetch_buf *body, char **why) {
+                   int page, size_t limit, struct pc_buf *body, char **why) {
   struct curl_slist *headers = NULL;
-  struct fetch_buf b = {0};
+  struct pc_buf b = {0};
   CURLcode result = CURLE_OK;
   CURLMsg *msg;
   int running = 1, left, rc;
@@ -417,15 +417,15 @@ static int request(struct fetch_job *job, const struct fetch_target *t,
     }
     break;
   case CURLE_COULDNT_RESOLVE_HOST:
-    fetch_buf_printf(&b, "cannot resolve the host %s", t->host);
+    pc_buf_printf(&b, "cannot resolve the host %s", t->host);
     *why = b.data;
     return FETCH_E_FAILED;
   default:
     break;
   }
-  fetch_buf_printf(&b, "fetching %s failed: %s%s%s", t->url,
-                   curl_easy_strerror(result), job->errbuf[0] ? ": " : "",
-                   job->errbuf);
+  pc_buf_printf(&b, "fetching %s failed: %s%s%s", t->url,
+                curl_easy_strerror(result), job->errbuf[0] ? ": " : "",
+                job->errbuf);
   *why = b.data;
   return FETCH_E_FAILED;
 }
@@ -450,7 +450,7 @@ static char *redirect_url(struct fetch_job *job) {
 static int robots_fetch(struct fetch_job *job, const struct fetch_target *page,
                         struct fetch_robots **out, long long *ttl, char **why) {
   struct fetch_state *st = job->st;
-  struct fetch_buf body = {0};
+  struct pc_buf body = {0};
   struct fetch_target t = *page, hop = {0};
   char *url = NULL;
   int rc = FETCH_OK;
@@ -466,7 +466,7 @@ static int robots_fetch(struct fetch_job *job, const struct fetch_target *page,
   for (int hops = 0;; hops++) {
     char *next;
 
-    fetch_buf_free(&body);
+    pc_buf_free(&body);
     if ((rc = request(job, hops == 0 ? &t : &hop, 0, ROBOTS_MAX_BYTES, &body,
                       why)) != FETCH_OK) {
       if (hops > 0 && rc != FETCH_E_CANCELLED && rc != FETCH_E_TIMEOUT) {
@@ -507,7 +507,7 @@ done:
     rc = FETCH_E_NOMEM;
     *why = strdup("out of memory");
   }
-  fetch_buf_free(&body);
+  pc_buf_free(&body);
   fetch_target_free(&hop);
   free(url);
   return rc;
@@ -517,7 +517,7 @@ done:
 static int robots_check(struct fetch_job *job, const struct fetch_target *t,
                         char **why) {
   struct fetch_robots *r = fetch_robots_lookup(job->st, t->origin);
-  struct fetch_buf b = {0};
+  struct pc_buf b = {0};
   long long ttl;
   int rc, allowed;
 
@@ -530,11 +530,11 @@ static int robots_check(struct fetch_job *job, const struct fetch_target *t,
   fetch_robots_free(r);
   if (allowed)
     return FETCH_OK;
-  fetch_buf_printf(&b,
-                   "refused: %s/robots.txt does not allow %s to fetch %s "
-                   "(this server honours robots.txt; its config can set "
-                   "\"robots\": false)",
-                   t->origin, job->st->robots_agent, t->path);
+  pc_buf_printf(&b,
+                "refused: %s/robots.txt does not allow %s to fetch %s "
+                "(this server honours robots.txt; its config can set "
+                "\"robots\": false)",
+                t->origin, job->st->robots_agent, t->path);
   *why = b.data;
   return FETCH_E_REFUSED;
 }
@@ -553,7 +553,7 @@ void fetch_wake_all(void *state) {
 void fetch_response_free(struct fetch_response *resp) {
   free(resp->content_type);
   free(resp->final_url);
-  fetch_buf_free(&resp->body);
+  pc_buf_free(&resp->body);
   memset(resp, 0, sizeof(*resp));
 }
 
@@ -588,18 +588,18 @@ int fetch_url(struct fetch_state *st, mcpd_call *call, const char *first,
     }
     if (st->robots && (rc = robots_check(&job, &t, why)) != FETCH_OK)
       break;
-    fetch_buf_free(&resp->body);
+    pc_buf_free(&resp->body);
     if ((rc = request(&job, &t, 1, st->max_bytes, &resp->body, why)) !=
         FETCH_OK)
       break;
     if ((next = redirect_url(&job)) == NULL)
       break;
     if (hops >= st->max_redirects) {
-      struct fetch_buf b = {0};
-      fetch_buf_printf(&b,
-                       "refused: too many redirects (more than %ld, this "
-                       "server's maxRedirects); the last pointed to %s",
-                       st->max_redirects, next);
+      struct pc_buf b = {0};
+      pc_buf_printf(&b,
+                    "refused: too many redirects (more than %ld, this "
+                    "server's maxRedirects); the last pointed to %s",
+                    st->max_redirects, next);
       free(next);
       *why = b.data;
       rc = FETCH_E_REFUSED;

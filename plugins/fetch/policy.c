@@ -233,7 +233,7 @@ static char *url_part(CURLU *u, CURLUPart what, unsigned flags) {
 
 int fetch_target_check(const struct fetch_state *st, const char *url,
                        struct fetch_target *t, char **why) {
-  struct fetch_buf b = {0};
+  struct pc_buf b = {0};
   char scheme[16], *port = NULL, *host = NULL, *path = NULL, *query = NULL;
   CURLU *u = NULL;
   int rc = -1;
@@ -242,25 +242,24 @@ int fetch_target_check(const struct fetch_state *st, const char *url,
   *why = NULL;
   scheme_of(url, scheme);
   if (strlen(url) > 8192) {
-    fetch_buf_puts(&b, "the URL is longer than 8192 bytes");
+    pc_buf_puts(&b, "the URL is longer than 8192 bytes");
     goto out;
   }
   if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
     if (scheme[0] == '\0')
-      fetch_buf_printf(&b, "\"%.200s\" is not an absolute http or https URL",
-                       url);
+      pc_buf_printf(&b, "\"%.200s\" is not an absolute http or https URL", url);
     else
-      fetch_buf_printf(&b,
-                       "refused: only http and https URLs are fetched, "
-                       "not %s:",
-                       scheme);
+      pc_buf_printf(&b,
+                    "refused: only http and https URLs are fetched, "
+                    "not %s:",
+                    scheme);
     goto out;
   }
   if ((u = curl_url()) == NULL)
     goto nomem;
   if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
       (host = url_part(u, CURLUPART_HOST, 0)) == NULL || host[0] == '\0') {
-    fetch_buf_printf(&b, "\"%.200s\" is not a valid URL", url);
+    pc_buf_printf(&b, "\"%.200s\" is not a valid URL", url);
     goto out;
   }
   if ((t->host = fetch_host_normalize(host)) == NULL ||
@@ -271,12 +270,12 @@ int fetch_target_check(const struct fetch_state *st, const char *url,
     goto nomem;
   query = url_part(u, CURLUPART_QUERY, 0); /* NULL: none */
   {
-    struct fetch_buf o = {0}, p = {0};
+    struct pc_buf o = {0}, p = {0};
     int v6 = strchr(t->host, ':') != NULL;
 
-    fetch_buf_printf(&o, "%s://%s%s%s:%s", scheme, v6 ? "[" : "", t->host,
-                     v6 ? "]" : "", port);
-    fetch_buf_printf(&p, "%s%s%s", path, query ? "?" : "", query ? query : "");
+    pc_buf_printf(&o, "%s://%s%s%s:%s", scheme, v6 ? "[" : "", t->host,
+                  v6 ? "]" : "", port);
+    pc_buf_printf(&p, "%s%s%s", path, query ? "?" : "", query ? query : "");
     t->origin = o.data;
     t->path = p.data;
     if (o.failed || p.failed)
@@ -285,8 +284,8 @@ int fetch_target_check(const struct fetch_state *st, const char *url,
   if (fetch_hosts_match(&st->allow_hosts, t->host)) {
     t->trusted = 1;
   } else if (fetch_hosts_match(&st->deny_hosts, t->host)) {
-    fetch_buf_printf(&b, "refused: the host %s is in this server's denyHosts",
-                     t->host);
+    pc_buf_printf(&b, "refused: the host %s is in this server's denyHosts",
+                  t->host);
     goto out;
   } else {
     t->trusted = st->allow_private;
@@ -294,14 +293,14 @@ int fetch_target_check(const struct fetch_state *st, const char *url,
   rc = 0;
   goto out;
 nomem:
-  fetch_buf_free(&b);
-  fetch_buf_puts(&b, "out of memory");
+  pc_buf_free(&b);
+  pc_buf_puts(&b, "out of memory");
 out:
   if (rc != 0) {
     fetch_target_free(t);
     *why = b.failed ? strdup("out of memory") : b.data;
   } else {
-    fetch_buf_free(&b);
+    pc_buf_free(&b);
   }
   curl_url_cleanup(u);
   free(host);

@@ -3,12 +3,12 @@
  *
  * The roots come from the plugin's config object, or, when none are
  * configured, from the client: each call serves the roots its client
- * declared (call_roots()), opened for that call.  Nothing outside a call's
- * roots is ever opened (resolve.c says how).  With configured roots the
- * files under them are registered as resources at init, breadth first and
- * bounded, so a client can list them; the template file:///{+path} reads
- * anything else under the roots and completes paths.  Resources can be
- * subscribed to (watch.c).  The tools are in tools.c.
+ * declared (call_roots()), opened for that call (roots.c).  Nothing
+ * outside a call's roots is ever opened (resolve.c says how).  With
+ * configured roots the files under them are registered as resources at
+ * init, breadth first and bounded, so a client can list them; the template
+ * file:///{+path} reads anything else under the roots and completes paths.
+ * Resources can be subscribed to (watch.c).  The tools are in tools.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +21,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/base64.h"
+#include "../common/buf.h"
 #include "../common/plugin_config.h"
+#include "../common/utf8.h"
 #include "fs.h"
+#include "roots.h"
+#include "watch.h"
 
 #define FS_DEFAULT_MAX_READ_BYTES (1024 * 1024)
 #define FS_DEFAULT_MAX_RESULTS 1000
@@ -52,21 +57,21 @@ static int read_fail(mcpd_call *call, const mcpd_request *req, int code) {
 static int read_directory(mcpd_call *call, const mcpd_request *req, int fd) {
   const struct fs_state *st = req->state;
   struct fs_entry *e = NULL;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
   size_t n = 0;
   int more, rc;
 
   if ((rc = fs_read_entries(fd, NULL, FS_DIR_MAX, &e, &n, &more)) < 0)
     return read_fail(call, req, rc);
   for (size_t i = 0; i < n && i < st->max_results; i++)
-    fs_buf_printf(&b, "%s%s\n", e[i].name, S_ISDIR(e[i].mode) ? "/" : "");
+    pc_buf_printf(&b, "%s%s\n", e[i].name, S_ISDIR(e[i].mode) ? "/" : "");
   if (more || n > st->max_results)
-    fs_buf_printf(&b, "(listing cut at %zu entries)\n", st->max_results);
+    pc_buf_printf(&b, "(listing cut at %zu entries)\n", st->max_results);
   fs_entries_free(e, n);
   rc = b.failed ? req->host->fail(call, MCPD_ERR_INTERNAL, "out of memory")
                 : req->host->result_resource_text(call, NULL, "inode/directory",
                                                   b.data ? b.data : "");
-  fs_buf_free(&b);
+  pc_buf_free(&b);
   return rc;
 }
 
@@ -115,10 +120,10 @@ static int read_cb(mcpd_call *call, const mcpd_request *req) {
   } else {
     const char *mime = fs_mime_type(t.rel);
 
-    if (fs_is_text(data, n)) {
+    if (pc_utf8_is_text(data, n)) {
       rc = host->result_resource_text(call, NULL, mime, data);
     } else {
-      char *b64 = fs_base64((const unsigned char *)data, n);
+      char *b64 = pc_base64_encode((const unsigned char *)data, n);
 
       if (strncmp(mime, "text/", 5) == 0)
         mime = "application/octet-stream";
@@ -371,40 +376,6 @@ static int config_size(const mcpd_host *host, char **errmsg, const char *key,
   return MCPD_OK;
 }
 
-/* Opens the directory at the absolute path `abs` as a root into *r:
- * symbolic links in its path are resolved now, once.  Returns FS_OK or a
- * negative code (-ENOTDIR: not a directory). */
-static int root_open(const char *abs, struct fs_root *r) {
-  char *real, *clean = NULL;
-  int fd, rc;
-
-  if ((real = realpath(abs, NULL)) == NULL)
-    return -errno;
-  if ((fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
-    rc = -errno;
-    free(real);
-    return rc;
-  }
-  if ((rc = fs_clean_path(abs, 1, &clean)) != FS_OK) {
-    close(fd);
-    free(real);
-    return rc;
-  }
-  r->path = real;
-  r->len = strlen(real);
-  r->fd = fd;
-  r->given = strcmp(clean, real) != 0 ? clean : NULL;
-  if (r->given == NULL)
-    free(clean);
-  return FS_OK;
-}
-
-static void root_close(struct fs_root *r) {
-  free(r->path);
-  free(r->given);
-  close(r->fd);
-}
-
 /* Opens one configured root: "~" means $HOME, relative paths are relative
  * to mcpd's working directory, and symbolic links in it are resolved now,
  * once. */
@@ -436,14 +407,14 @@ static int add_root(struct fs_state *st, char **errmsg, size_t index,
   }
   if (expanded == NULL)
     return config_error(host, errmsg, "out of memory");
-  rc = root_open(expanded, &r);
+  rc = fs_root_open(expanded, &r);
   host->free(expanded);
   if (rc != FS_OK)
     return config_error(host, errmsg, "roots[%zu] \"%s\": %s", index, given,
                         rc == -ENOTDIR ? "not a directory" : fs_strerror(rc));
   for (size_t i = 0; i < st->n_roots; i++) {
     if (strcmp(st->roots[i].path, r.path) == 0) {
-      root_close(&r); /* the same directory twice */
+      fs_root_close(&r); /* the same directory twice */
       return MCPD_OK;
     }
   }
@@ -521,151 +492,6 @@ static int parse_config(struct fs_state *st, json_object *config,
   return MCPD_OK;
 }
 
-/* --- the roots a call serves -------------------------------------------- */
-
-/* Opens the client's roots listed in `list` (call_roots()'s array) into
- * *out: file:// URIs of local directories that exist, each once.  The rest
- * is skipped with a log line, at `level`. */
-static int roots_open(const struct fs_state *st, json_object *list,
-                      struct fs_roots *out, mcpd_log_level level) {
-  size_t n = json_object_is_type(list, json_type_array)
-                 ? json_object_array_length(list)
-                 : 0;
-
-  memset(out, 0, sizeof(*out));
-  out->owned = 1;
-  if (n == 0)
-    return FS_E_NOROOTS;
-  if ((out->v = calloc(n, sizeof(*out->v))) == NULL)
-    return FS_E_NOMEM;
-  for (size_t i = 0; i < n; i++) {
-    json_object *uri = NULL;
-    const char *text = NULL;
-    char *path = NULL;
-    struct fs_root r;
-    int rc = FS_E_BADURI, dup = 0;
-
-    if (json_object_object_get_ex(json_object_array_get_idx(list, i), "uri",
-                                  &uri) &&
-        json_object_is_type(uri, json_type_string)) {
-      text = json_object_get_string(uri);
-      /* A NUL inside would cut the path short: not a URI we serve. */
-      if (strlen(text) == (size_t)json_object_get_string_len(uri) &&
-          (rc = fs_uri_path(text, &path)) == FS_OK)
-        rc = root_open(path, &r);
-      free(path);
-    }
-    if (rc != FS_OK) {
-      st->host->log(st->self, level, "the client's root %s is not served: %s",
-                    text ? text : "(no \"uri\")",
-                    rc == -ENOTDIR ? "not a directory" : fs_strerror(rc));
-      continue;
-    }
-    for (size_t j = 0; j < out->n && !dup; j++)
-      dup = strcmp(out->v[j].path, r.path) == 0;
-    if (dup)
-      root_close(&r);
-    else
-      out->v[out->n++] = r;
-  }
-  if (out->n == 0) {
-    free(out->v);
-    out->v = NULL;
-    return FS_E_NOROOTS;
-  }
-  return FS_OK;
-}
-
-int fs_roots_get(const mcpd_request *req, mcpd_call *call,
-                 struct fs_roots *out) {
-  struct fs_state *st = req->state;
-  json_object *list;
-  const char *text;
-  int changed = 0, rc;
-
-  memset(out, 0, sizeof(*out));
-  if (st->n_roots > 0) {
-    /* Configured roots win; the client's are not even looked at. */
-    out->v = st->roots;
-    out->n = st->n_roots;
-    return FS_OK;
-  }
-  if ((list = req->host->call_roots(call)) == NULL) {
-    json_object *result = NULL, *roots;
-
-    /* mcpd asks for the roots once the client is initialized; a call that
-     * came first sees none yet.  Ask the client itself: this fails at once
-     * when it offers no roots (or on the loop thread). */
-    if (req->host->client_request_wait(call, "roots/list",
-                                       json_object_new_object(), &result,
-                                       NULL) == MCPD_OK &&
-        json_object_object_get_ex(result, "roots", &roots))
-      list = json_object_get(roots);
-    json_object_put(result);
-    if (list == NULL)
-      return FS_E_NOROOTS;
-  }
-  /* Remembered for subscriptions, whose callback has no call to ask; the
-   * watcher looks again when they changed. */
-  text = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN);
-  pthread_mutex_lock(&st->seen_lock);
-  if (text && (st->seen == NULL || strcmp(st->seen, text) != 0)) {
-    char *copy = strdup(text);
-    if (copy != NULL) {
-      free(st->seen);
-      st->seen = copy;
-      changed = 1;
-      if (st->watch)
-        fs_watch_rearm(st->watch);
-    }
-  }
-  pthread_mutex_unlock(&st->seen_lock);
-  /* Say once per change, not on every call, which roots are skipped. */
-  rc = roots_open(st, list, out, changed ? MCPD_LOG_WARNING : MCPD_LOG_DEBUG);
-  json_object_put(list);
-  return rc;
-}
-
-int fs_roots_seen(struct fs_state *st, struct fs_roots *out) {
-  json_object *list = NULL;
-  int rc;
-
-  memset(out, 0, sizeof(*out));
-  pthread_mutex_lock(&st->seen_lock);
-  if (st->seen != NULL)
-    list = json_tokener_parse(st->seen);
-  pthread_mutex_unlock(&st->seen_lock);
-  if (list == NULL)
-    return FS_E_NOROOTS;
-  rc = roots_open(st, list, out, MCPD_LOG_DEBUG);
-  json_object_put(list);
-  return rc;
-}
-
-void fs_roots_release(struct fs_roots *roots) {
-  if (roots->owned) {
-    for (size_t i = 0; i < roots->n; i++)
-      root_close(&roots->v[i]);
-    free(roots->v);
-  }
-  memset(roots, 0, sizeof(*roots));
-}
-
-/* on_roots_changed: a client's roots changed, so the ones the last call
- * saw may be stale.  Forget them: subscriptions go unwatched until the
- * next call says what the roots are now, rather than watch a root the
- * client took back. */
-static void roots_changed_cb(void *arg) {
-  struct fs_state *st = arg;
-
-  pthread_mutex_lock(&st->seen_lock);
-  free(st->seen);
-  st->seen = NULL;
-  if (st->watch)
-    fs_watch_rearm(st->watch);
-  pthread_mutex_unlock(&st->seen_lock);
-}
-
 static const mcpd_resource_template templates[] = {
     {
         .uri_template = "file:///{+path}",
@@ -693,9 +519,10 @@ static void fs_fini(void *state) {
     return;
   if (st->n_roots == 0)
     st->host->on_roots_changed(st->self, NULL, NULL);
+  fs_roots_listen(st, NULL, NULL);
   fs_watch_free(st->watch);
   for (size_t i = 0; i < st->n_roots; i++)
-    root_close(&st->roots[i]);
+    fs_root_close(&st->roots[i]);
   free(st->roots);
   free(st->seen);
   pthread_mutex_destroy(&st->seen_lock);
@@ -732,7 +559,7 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
      * refused above): serve each client its own roots, read-only.  There
      * is nothing to list as resources, since the roots are known per call
      * only. */
-    if (host->on_roots_changed(self, roots_changed_cb, st) != MCPD_OK) {
+    if (host->on_roots_changed(self, fs_roots_changed_cb, st) != MCPD_OK) {
       *errmsg = host->mprintf("on_roots_changed: %s", host->last_error());
       return MCPD_ERROR;
     }

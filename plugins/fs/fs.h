@@ -2,15 +2,23 @@
  *
  * resolve.c  maps user paths and file:// URIs to (root, relative path) and
  *            opens them without ever leaving the root (the containment).
- * util.c     growable buffers, UTF-8, base64, MIME types, timestamps.
- * watch.c    resource subscriptions: inotify and the thread that reads it.
+ * util.c     MIME types, timestamps, reading files and directories.
+ *            (Buffers, UTF-8 and base64 are in ../common.)
+ * roots.c    opening roots; the roots a call serves; the client roots
+ *            the latest call saw (roots.h).
+ * watch.c    resource subscriptions: inotify and the thread that reads it
+ *            (watch.h).
  * tools.c    the tools.
- * fs.c       configuration, the roots a call serves, init/fini, resources
- *            and the template.
+ * fs.c       configuration, init/fini, resources and the template.
  *
- * Everything in struct fs_state except the watcher and the roots last
- * seen (each behind its lock) is written by init() only and then read by
- * any thread without locks.
+ * Calls go down that list's dependencies, never back up: fs.c uses tools.c,
+ * watch.c and roots.c; tools.c and watch.c use roots.c; all use resolve.c
+ * and util.c.  The watcher hears that the roots seen changed through a
+ * listener (fs_roots_listen()).
+ *
+ * Everything in struct fs_state except the roots last seen and their
+ * listener (behind seen_lock) and the watcher (the loop thread's) is
+ * written by init() only and then read by any thread without locks.
  */
 #ifndef MCPD_PLUGIN_FS_H
 #define MCPD_PLUGIN_FS_H
@@ -55,13 +63,18 @@ struct fs_state {
   size_t max_read_bytes; /* largest file content returned */
   size_t max_results;    /* search matches, listed entries, completions */
   size_t max_listed;     /* files registered as resources at init */
-  /* Guards `seen` and `watch`, which the pool reads (lock order: a
+  /* Guards `seen` and its listener, which the pool reads (lock order: a
    * watcher's lock, then this one). */
   pthread_mutex_t seen_lock;
   /* Without configured roots: the client roots of the latest call (JSON
    * text of call_roots()), or NULL.  Subscriptions are watched beneath
    * them, since a subscribe callback has no call to ask. */
   char *seen;
+  /* Told when `seen` changes (fs_roots_listen()). */
+  void (*seen_changed)(void *arg);
+  void *seen_changed_arg;
+  /* The watcher, started by the first subscription; used on the loop
+   * thread only (subscribe, unsubscribe, fini). */
   struct fs_watch *watch;
 };
 
@@ -136,25 +149,6 @@ const char *fs_strerror(int code);
 
 /* --- util.c ------------------------------------------------------------- */
 
-struct fs_buf {
-  char *data; /* NUL-terminated while not failed */
-  size_t len;
-  size_t cap;
-  int failed; /* out of memory: every later append is a no-op */
-};
-
-void fs_buf_append(struct fs_buf *b, const char *s, size_t n);
-void fs_buf_puts(struct fs_buf *b, const char *s);
-void fs_buf_printf(struct fs_buf *b, const char *fmt, ...) MCPD_PRINTF(2, 3);
-void fs_buf_free(struct fs_buf *b);
-
-/* Nonzero when `s` is valid UTF-8 with no NUL byte. */
-int fs_is_text(const char *s, size_t n);
-/* Length of the longest prefix of `s` (at most n) that does not end in the
- * middle of a UTF-8 sequence. */
-size_t fs_utf8_cut(const char *s, size_t n);
-/* Base64 (RFC 4648, padded) of `n` bytes, malloc'ed; NULL on no memory. */
-char *fs_base64(const unsigned char *data, size_t n);
 /* The MIME type for a file name, guessed from its extension ("text/plain"
  * when unknown). */
 const char *fs_mime_type(const char *name);
@@ -185,29 +179,6 @@ void fs_entries_free(struct fs_entry *e, size_t n);
 long long fs_now_ms(void);
 /* Compares two C strings for qsort. */
 int fs_strcmp_p(const void *a, const void *b);
-
-/* --- fs.c --------------------------------------------------------------- */
-
-/* The roots `call` serves: the configured ones, or else the client's
- * (call_roots(): its file:// URIs of directories that exist, each opened
- * now).  FS_E_NOROOTS when there are none.  Release them with
- * fs_roots_release() once the call is done with every target. */
-int fs_roots_get(const mcpd_request *req, mcpd_call *call,
-                 struct fs_roots *out);
-/* Without configured roots: the client roots the latest call saw, opened
- * now, for subscriptions; FS_E_NOROOTS when none were seen. */
-int fs_roots_seen(struct fs_state *st, struct fs_roots *out);
-void fs_roots_release(struct fs_roots *roots);
-
-/* --- watch.c ------------------------------------------------------------ */
-
-/* The subscribe callback of the resources and the template. */
-void fs_subscribe_cb(const mcpd_request *req, int subscribed);
-/* The roots subscriptions are watched beneath changed: look again.  Any
- * thread; takes no lock. */
-void fs_watch_rearm(struct fs_watch *w);
-/* Stops the watcher thread and frees every subscription. */
-void fs_watch_free(struct fs_watch *w);
 
 /* --- tools.c ------------------------------------------------------------ */
 

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../common/buf.h"
 #include "fs.h"
 
 #if __has_include(<linux/openat2.h>)
@@ -232,16 +233,16 @@ void fs_target_free(struct fs_target *t) {
 
 char *fs_target_path(const struct fs_target *t) {
   const struct fs_root *r = t->root;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
 
-  fs_buf_puts(&b, r->path);
+  pc_buf_puts(&b, r->path);
   if (strcmp(t->rel, ".") != 0) {
     if (r->len > 1)
-      fs_buf_puts(&b, "/");
-    fs_buf_puts(&b, t->rel);
+      pc_buf_puts(&b, "/");
+    pc_buf_puts(&b, t->rel);
   }
   if (b.failed) {
-    fs_buf_free(&b);
+    pc_buf_free(&b);
     return NULL;
   }
   return b.data;
@@ -249,21 +250,21 @@ char *fs_target_path(const struct fs_target *t) {
 
 char *fs_path_uri(const char *abs_path) {
   static const char hex[] = "0123456789ABCDEF";
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
 
-  fs_buf_puts(&b, "file://");
+  pc_buf_puts(&b, "file://");
   for (const unsigned char *p = (const unsigned char *)abs_path; *p; p++) {
     /* RFC 3986 unreserved characters and the separator stay as they are. */
     if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
         (*p >= '0' && *p <= '9') || strchr("-._~/", *p) != NULL) {
-      fs_buf_append(&b, (const char *)p, 1);
+      pc_buf_append(&b, (const char *)p, 1);
     } else {
       char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-      fs_buf_append(&b, esc, 3);
+      pc_buf_append(&b, esc, 3);
     }
   }
   if (b.failed) {
-    fs_buf_free(&b);
+    pc_buf_free(&b);
     return NULL;
   }
   return b.data;

@@ -18,7 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/base64.h"
+#include "../common/buf.h"
+#include "../common/utf8.h"
 #include "fs.h"
+#include "roots.h"
 
 /* Bounds of one search besides max_results: entries looked at and time. */
 #define FS_SEARCH_MAX_ENTRIES 200000
@@ -35,17 +39,17 @@ static int path_error(mcpd_call *call, const mcpd_request *req,
                       const struct fs_roots *roots, const char *what,
                       const char *path, int code) {
   const mcpd_host *host = req->host;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
   int rc;
 
-  fs_buf_printf(&b, "cannot %s '%s': %s", what, path, fs_strerror(code));
+  pc_buf_printf(&b, "cannot %s '%s': %s", what, path, fs_strerror(code));
   if (code == FS_E_OUTSIDE || code == FS_E_ESCAPE) {
-    fs_buf_puts(&b, ". Allowed roots:");
+    pc_buf_puts(&b, ". Allowed roots:");
     for (size_t i = 0; i < roots->n; i++)
-      fs_buf_printf(&b, "%s %s", i ? "," : "", roots->v[i].path);
+      pc_buf_printf(&b, "%s %s", i ? "," : "", roots->v[i].path);
   }
   rc = host->result_error(call, "%s", b.failed ? "out of memory" : b.data);
-  fs_buf_free(&b);
+  pc_buf_free(&b);
   return rc;
 }
 
@@ -120,7 +124,7 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
   struct fs_entry *e = NULL;
   size_t n = 0, shown;
   struct stat sb;
-  struct fs_buf b = {0};
+  struct pc_buf b = {0};
   char *abs = NULL;
   int fd, rc, more;
 
@@ -143,25 +147,25 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
   abs = fs_target_path(&t);
   shown = n < st->max_results ? n : st->max_results;
   if (shown < n || more)
-    fs_buf_printf(&b, "%s: the first %zu entries by name\n", abs ? abs : path,
+    pc_buf_printf(&b, "%s: the first %zu entries by name\n", abs ? abs : path,
                   shown);
   else
-    fs_buf_printf(&b, "%s: %zu entr%s\n", abs ? abs : path, n,
+    pc_buf_printf(&b, "%s: %zu entr%s\n", abs ? abs : path, n,
                   n == 1 ? "y" : "ies");
   for (size_t i = 0; i < shown; i++) {
     const char *type = e[i].mode ? type_name(e[i].mode) : "unknown";
     if (S_ISDIR(e[i].mode))
-      fs_buf_printf(&b, "[%s] %s/\n", type, e[i].name);
+      pc_buf_printf(&b, "[%s] %s/\n", type, e[i].name);
     else if (S_ISREG(e[i].mode))
-      fs_buf_printf(&b, "[%s] %s (%lld bytes)\n", type, e[i].name,
+      pc_buf_printf(&b, "[%s] %s (%lld bytes)\n", type, e[i].name,
                     (long long)e[i].size);
     else if (e[i].target)
-      fs_buf_printf(&b, "[%s] %s -> %s\n", type, e[i].name, e[i].target);
+      pc_buf_printf(&b, "[%s] %s -> %s\n", type, e[i].name, e[i].target);
     else
-      fs_buf_printf(&b, "[%s] %s\n", type, e[i].name);
+      pc_buf_printf(&b, "[%s] %s\n", type, e[i].name);
   }
   if (shown < n || more)
-    fs_buf_printf(&b,
+    pc_buf_printf(&b,
                   "(%s%zu entries in all; the listing stops at %zu: use "
                   "search to find something specific)\n",
                   more ? "more than " : "", n, st->max_results);
@@ -169,7 +173,7 @@ static int list_directory(mcpd_call *call, const mcpd_request *req) {
                 : host->result_text_len(call, b.data, b.len);
 out:
   fs_entries_free(e, n);
-  fs_buf_free(&b);
+  pc_buf_free(&b);
   free(abs);
   fs_target_free(&t);
   fs_roots_release(&roots);
@@ -254,14 +258,14 @@ static int read_file(mcpd_call *call, const mcpd_request *req) {
       while (skip < 3 && skip < n && offset > 0 &&
              ((unsigned char)data[skip] & 0xC0) == 0x80)
         skip++;
-      cut = skip + fs_utf8_cut(data + skip, n - skip);
+      cut = skip + pc_utf8_cut(data + skip, n - skip);
     }
-    if (fs_is_text(data + skip, cut - skip)) {
+    if (pc_utf8_is_text(data + skip, cut - skip)) {
       rc = host->result_text_len(call, data + skip, cut - skip);
       n = cut;
     } else {
       skip = 0;
-      if ((b64 = fs_base64((const unsigned char *)data, n)) == NULL ||
+      if ((b64 = pc_base64_encode((const unsigned char *)data, n)) == NULL ||
           (abs = fs_target_path(&t)) == NULL ||
           (uri = fs_path_uri(abs)) == NULL) {
         rc = host->result_error(call, "out of memory");
@@ -396,161 +400,186 @@ static void queue_free(struct queue *q) {
 }
 
 static char *join(const char *a, const char *b) {
-  struct fs_buf buf = {0};
+  struct pc_buf buf = {0};
 
   if (b[0] == '\0')
     return strdup(a);
   if (a[0] && strcmp(a, ".") != 0) {
-    fs_buf_puts(&buf, a);
-    fs_buf_puts(&buf, "/");
+    pc_buf_puts(&buf, a);
+    pc_buf_puts(&buf, "/");
   }
-  fs_buf_puts(&buf, b);
+  pc_buf_puts(&buf, b);
   if (buf.failed) {
-    fs_buf_free(&buf);
+    pc_buf_free(&buf);
     return NULL;
   }
   return buf.data;
 }
 
+/* One search: where it starts, what it looks for, what it found so far. */
+struct search {
+  const struct fs_state *st;
+  const struct fs_target *t; /* where it starts */
+  const char *pattern;
+  int substring;     /* mode "substring" on paths; else a glob on names */
+  struct queue q;    /* the directories still to look through */
+  struct pc_buf out; /* the matches, one a line */
+  size_t matches, scanned, unreadable;
+  long long deadline;
+  const char *stopped; /* why it ended early ("max_results", ...), or NULL */
+  int start_error;     /* the start could not be read: why */
+};
+
+/* Looks at one entry of the directory `dir_rel`: lists it when it matches
+ * and queues it when it is a directory.  Returns 0, or -1 when out of
+ * memory. */
+static int search_entry(struct search *s, const char *dir_rel,
+                        const struct fs_entry *e) {
+  char *rel = join(dir_rel, e->name);
+  int hit;
+
+  if (rel == NULL)
+    return -1;
+  hit = s->substring ? strstr(rel, s->pattern) != NULL
+                     : fnmatch(s->pattern, e->name, 0) == 0;
+  if (hit) {
+    if (s->matches == s->st->max_results) {
+      s->stopped = "max_results";
+    } else {
+      pc_buf_printf(&s->out, "%s%s\n", rel, S_ISDIR(e->mode) ? "/" : "");
+      s->matches++;
+    }
+  }
+  if (S_ISDIR(e->mode) && s->stopped == NULL)
+    return queue_push(&s->q, rel);
+  free(rel);
+  return 0;
+}
+
+/* Looks through the next directory of the queue.  Returns 0, or -1 when
+ * out of memory.  A directory that cannot be read is counted, except the
+ * start, whose code goes to start_error. */
+static int search_directory(struct search *s) {
+  char *dir_rel = s->q.items[s->q.head++];
+  char *open_rel = join(s->t->rel, dir_rel);
+  struct fs_entry *e = NULL;
+  size_t n = 0;
+  int fd, more, rc = 0;
+
+  /* The start may be an in-root link, as for list_directory; below it,
+   * links are not followed. */
+  fd = open_rel
+           ? fs_open_beneath(s->st, s->t->root, open_rel,
+                             O_RDONLY | O_DIRECTORY | O_NONBLOCK, s->q.head > 1)
+           : FS_E_NOMEM;
+  free(open_rel);
+  if (fd < 0 || fs_read_entries(fd, NULL, FS_SEARCH_MAX_ENTRIES - s->scanned,
+                                &e, &n, &more) < 0) {
+    if (s->q.head == 1)
+      s->start_error = fd < 0 ? fd : -EIO;
+    else
+      s->unreadable++;
+    free(dir_rel);
+    return 0;
+  }
+  s->scanned += n;
+  for (size_t i = 0; i < n && s->stopped == NULL && rc == 0; i++)
+    rc = search_entry(s, dir_rel, &e[i]);
+  fs_entries_free(e, n);
+  free(dir_rel);
+  if (rc != 0)
+    return -1;
+  if (s->stopped == NULL && (more || s->scanned >= FS_SEARCH_MAX_ENTRIES))
+    s->stopped = "entries";
+  if (s->stopped == NULL && fs_now_ms() > s->deadline)
+    s->stopped = "time";
+  return 0;
+}
+
+/* The result of a search that ran: its matches, and why it stopped early
+ * if it did. */
+static int search_report(mcpd_call *call, const mcpd_request *req,
+                         const struct search *s, const char *path) {
+  const mcpd_host *host = req->host;
+  char *abs = fs_target_path(s->t);
+  const char *where = abs ? abs : path;
+  struct pc_buf text = {0};
+  int rc;
+
+  if (s->matches == 0)
+    pc_buf_printf(&text, "No %s matches for '%s' under %s.\n",
+                  s->substring ? "substring" : "glob", s->pattern, where);
+  else
+    pc_buf_printf(&text, "%zu match%s for '%s' under %s:\n%s", s->matches,
+                  s->matches == 1 ? "" : "es", s->pattern, where, s->out.data);
+  if (s->stopped && strcmp(s->stopped, "max_results") == 0)
+    pc_buf_printf(&text,
+                  "(truncated: stopped at max_results = %zu matches; "
+                  "narrow the pattern or the path)\n",
+                  s->st->max_results);
+  else if (s->stopped && strcmp(s->stopped, "entries") == 0)
+    pc_buf_printf(&text,
+                  "(truncated: stopped after looking at %zu entries; "
+                  "narrow the path)\n",
+                  s->scanned);
+  else if (s->stopped && strcmp(s->stopped, "time") == 0)
+    pc_buf_printf(&text,
+                  "(truncated: stopped after %d seconds; narrow the path)\n",
+                  FS_SEARCH_MAX_MS / 1000);
+  if (s->unreadable)
+    pc_buf_printf(&text, "(%zu director%s could not be opened)\n",
+                  s->unreadable, s->unreadable == 1 ? "y" : "ies");
+  rc = text.failed ? host->result_error(call, "out of memory")
+                   : host->result_text_len(call, text.data, text.len);
+  pc_buf_free(&text);
+  free(abs);
+  return rc;
+}
+
+/* Breadth first from the start, bounded by max_results, the entries
+ * looked at and the time taken. */
 static int search(mcpd_call *call, const mcpd_request *req) {
-  const struct fs_state *st = req->state;
   const mcpd_host *host = req->host;
   struct fs_roots roots;
   struct fs_target t;
-  const char *path = NULL, *pattern, *mode;
-  struct queue q = {0};
-  struct fs_buf out = {0};
-  size_t matches = 0, scanned = 0, unreadable = 0;
-  long long deadline = fs_now_ms() + FS_SEARCH_MAX_MS;
-  const char *stopped = NULL;
-  char *abs = NULL;
-  int bad = 0, substring, rc;
+  struct search s = {
+      .st = req->state, .t = &t, .deadline = fs_now_ms() + FS_SEARCH_MAX_MS};
+  const char *path = NULL, *mode;
+  int bad = 0, rc;
 
   if (path_arg(call, req, "search", &roots, &t, &path, &rc) != 0)
     return rc;
-  pattern = string_arg(req, "pattern", &bad);
+  s.pattern = string_arg(req, "pattern", &bad);
   mode = string_arg(req, "mode", &bad);
-  if (pattern == NULL || bad) {
+  if (s.pattern == NULL || bad) {
     rc = host->result_error(call, "argument 'pattern' must be a string "
                                   "without NUL characters");
     goto out;
   }
-  substring = mode && strcmp(mode, "substring") == 0;
-  if (queue_push(&q, strdup("")) != 0)
+  s.substring = mode && strcmp(mode, "substring") == 0;
+  if (queue_push(&s.q, strdup("")) != 0)
     goto nomem;
-
-  while (q.head < q.n && stopped == NULL) {
-    char *dir_rel = q.items[q.head++];
-    char *open_rel = join(t.rel, dir_rel);
-    struct fs_entry *e = NULL;
-    size_t n = 0;
-    int fd, more;
-
+  while (s.q.head < s.q.n && s.stopped == NULL) {
     if (host->cancelled(call)) {
-      free(dir_rel);
-      free(open_rel);
-      stopped = "cancelled";
+      s.stopped = "cancelled";
       break;
     }
-    /* The start may be an in-root link, as for list_directory; below it,
-     * links are not followed. */
-    fd = open_rel
-             ? fs_open_beneath(st, t.root, open_rel,
-                               O_RDONLY | O_DIRECTORY | O_NONBLOCK, q.head > 1)
-             : FS_E_NOMEM;
-    free(open_rel);
-    if (fd < 0 || fs_read_entries(fd, NULL, FS_SEARCH_MAX_ENTRIES - scanned, &e,
-                                  &n, &more) < 0) {
-      if (q.head == 1) {
-        /* The start itself: say why. */
-        free(dir_rel);
-        rc = path_error(call, req, &roots, "search", path, fd < 0 ? fd : -EIO);
-        goto out;
-      }
-      unreadable++;
-      free(dir_rel);
-      continue;
+    if (search_directory(&s) != 0)
+      goto nomem;
+    if (s.start_error != 0) {
+      rc = path_error(call, req, &roots, "search", path, s.start_error);
+      goto out;
     }
-    scanned += n;
-    for (size_t i = 0; i < n && stopped == NULL; i++) {
-      char *rel = join(dir_rel, e[i].name);
-      int hit;
-
-      if (rel == NULL) {
-        fs_entries_free(e, n);
-        free(dir_rel);
-        goto nomem;
-      }
-      hit = substring ? strstr(rel, pattern) != NULL
-                      : fnmatch(pattern, e[i].name, 0) == 0;
-      if (hit) {
-        if (matches == st->max_results) {
-          stopped = "max_results";
-        } else {
-          fs_buf_printf(&out, "%s%s\n", rel, S_ISDIR(e[i].mode) ? "/" : "");
-          matches++;
-        }
-      }
-      if (S_ISDIR(e[i].mode) && stopped == NULL) {
-        if (queue_push(&q, rel) != 0) {
-          fs_entries_free(e, n);
-          free(dir_rel);
-          goto nomem;
-        }
-      } else {
-        free(rel);
-      }
-    }
-    fs_entries_free(e, n);
-    free(dir_rel);
-    if (stopped == NULL && (more || scanned >= FS_SEARCH_MAX_ENTRIES))
-      stopped = "entries";
-    if (stopped == NULL && fs_now_ms() > deadline)
-      stopped = "time";
   }
-  if (out.failed)
+  if (s.out.failed)
     goto nomem;
-
-  abs = fs_target_path(&t);
-  {
-    struct fs_buf text = {0};
-
-    if (matches == 0)
-      fs_buf_printf(&text, "No %s matches for '%s' under %s.\n",
-                    substring ? "substring" : "glob", pattern,
-                    abs ? abs : path);
-    else
-      fs_buf_printf(&text, "%zu match%s for '%s' under %s:\n%s", matches,
-                    matches == 1 ? "" : "es", pattern, abs ? abs : path,
-                    out.data);
-    if (stopped && strcmp(stopped, "max_results") == 0)
-      fs_buf_printf(&text,
-                    "(truncated: stopped at max_results = %zu matches; "
-                    "narrow the pattern or the path)\n",
-                    st->max_results);
-    else if (stopped && strcmp(stopped, "entries") == 0)
-      fs_buf_printf(&text,
-                    "(truncated: stopped after looking at %zu entries; "
-                    "narrow the path)\n",
-                    scanned);
-    else if (stopped && strcmp(stopped, "time") == 0)
-      fs_buf_printf(&text,
-                    "(truncated: stopped after %d seconds; narrow the path)\n",
-                    FS_SEARCH_MAX_MS / 1000);
-    if (unreadable)
-      fs_buf_printf(&text, "(%zu director%s could not be opened)\n", unreadable,
-                    unreadable == 1 ? "y" : "ies");
-    rc = text.failed ? host->result_error(call, "out of memory")
-                     : host->result_text_len(call, text.data, text.len);
-    fs_buf_free(&text);
-  }
+  rc = search_report(call, req, &s, path);
   goto out;
 nomem:
   rc = host->result_error(call, "out of memory");
 out:
-  queue_free(&q);
-  fs_buf_free(&out);
-  free(abs);
+  queue_free(&s.q);
+  pc_buf_free(&s.out);
   fs_target_free(&t);
   fs_roots_release(&roots);
   return rc;

@@ -20,7 +20,8 @@
  * subscribe callback has no call, so no client to ask.  Its URI is looked
  * up again, on every arming, beneath the client roots the latest call saw
  * (fs_roots_seen()), and every subscription is armed again when those
- * change (fs_watch_rearm()): a file outside them is not watched.
+ * change (roots.c tells the listener this file registers, rearm_cb()): a
+ * file outside them is not watched.
  *
  * Everything in struct fs_watch is guarded by `lock`, except the thread,
  * the descriptors (set before the thread starts) and the host calls, made
@@ -41,6 +42,8 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "roots.h"
+#include "watch.h"
 
 #define FS_COALESCE_MS 75
 #define FS_RETRY_MS 1000
@@ -86,6 +89,15 @@ static void wake(struct fs_watch *w) {
     r = write(w->efd, &one, sizeof(one));
   while (r < 0 && errno == EINTR);
   /* EAGAIN: the counter is already nonzero, so the thread wakes anyway. */
+}
+
+/* The listener of the roots seen (fs_roots_listen()): they changed, so the
+ * thread arms every subscription again.  Any thread; takes no lock. */
+static void rearm_cb(void *arg) {
+  struct fs_watch *w = arg;
+
+  atomic_store(&w->rearm, 1);
+  wake(w);
 }
 
 /* Removes the kernel watch `wd` unless another subscription still uses
@@ -364,13 +376,11 @@ static void subscribe(struct fs_state *st, const char *uri) {
                   fs_strerror(rc));
     return;
   }
-  /* Under the lock: tools on the pool read st->watch to rearm it. */
-  pthread_mutex_lock(&st->seen_lock);
-  if (st->watch == NULL)
-    st->watch = watch_start(st);
-  w = st->watch;
-  pthread_mutex_unlock(&st->seen_lock);
-  if (w == NULL) {
+  /* From now on a change of the roots seen, from any thread, re-arms
+   * every subscription. */
+  if (st->watch == NULL && (st->watch = watch_start(st)) != NULL)
+    fs_roots_listen(st, rearm_cb, st->watch);
+  if ((w = st->watch) == NULL) {
     fs_target_free(&t);
     return;
   }
@@ -442,11 +452,6 @@ void fs_subscribe_cb(const mcpd_request *req, int subscribed) {
     subscribe(st, req->name);
   else
     unsubscribe(st, req->name);
-}
-
-void fs_watch_rearm(struct fs_watch *w) {
-  atomic_store(&w->rearm, 1);
-  wake(w);
 }
 
 void fs_watch_free(struct fs_watch *w) {

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../plugins/common/base64.h"
+#include "../../plugins/common/utf8.h"
 #include "fetch.h"
 
 /* The text of `html`, malloc'ed. */
 static char *reduce(const char *html) {
-  struct fetch_buf out = {0};
+  struct pc_buf out = {0};
 
   fetch_html_to_text(html, strlen(html), &out);
   ck_assert(!out.failed);
@@ -106,9 +108,9 @@ START_TEST(utf8_helpers) {
                    "c",
                    9) == 0);
   free(s);
-  ck_assert_uint_eq(fetch_utf8_cut("ab\xe2\x82", 4), 2);
-  ck_assert_uint_eq(fetch_utf8_cut("ab\xe2\x82\xac", 5), 5);
-  s = fetch_base64((const unsigned char *)"hello", 5);
+  ck_assert_uint_eq(pc_utf8_cut_loose("ab\xe2\x82", 4), 2);
+  ck_assert_uint_eq(pc_utf8_cut_loose("ab\xe2\x82\xac", 5), 5);
+  s = pc_base64_encode((const unsigned char *)"hello", 5);
   ck_assert_str_eq(s, "aGVsbG8=");
   free(s);
 }
