@@ -321,6 +321,8 @@ int server_serve_stdio(server *srv) {
   /* A worker's one peer is the host, which routes what relates to a
    * request by the tag. */
   srv->stdio_session->tag_related = srv->opts->mode == MODE_WORKER;
+  /* It learns that a cancelled call stopped from its answer. */
+  srv->stdio_session->answer_cancelled = srv->opts->mode == MODE_WORKER;
   /* stdio picks its era per connection (session.c); a worker's host
    * speaks the legacy revision only.  (HTTP picks it per POST, in
    * streamable.c.) */

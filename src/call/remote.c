@@ -16,7 +16,9 @@
 #include "strbuf.h"
 #include "worker_link.h"
 
-/* The worker answered (or died): the call ends like any other. */
+/* The worker answered (or died): the call ends like any other.  A call
+ * cancelled here is answered too, once it stopped; that answer reaches
+ * nobody when the client cancelled (request_send drops it). */
 static void remote_done(void *call, json_object *result, const char *text,
                         size_t len, json_object *error) {
   mcpd_call *c = call;
@@ -261,8 +263,8 @@ int remote_start(mcpd_call *c) {
 }
 
 void remote_cancel(mcpd_call *c) {
-  /* An isolated plugin's worker is told; past a deadline, it must stop
-   * within a grace period or be killed. */
+  /* An isolated plugin's worker is told, and its answer ends the call;
+   * past a deadline, it must stop within a grace period or be killed. */
   if (c->remote.id != 0)
     worker_cancel(c->plugin, c->remote.id, sched_deadline_passed(c) ? 2000 : 0);
 }

@@ -14,7 +14,10 @@
  * On the wire, beyond plain MCP: a forwarded request carries
  * `_meta["io.mcpd/client"]` (the real client's capabilities and roots);
  * what the worker sends about a request (progress included) carries
- * `_meta["io.mcpd/related"]`, the forwarded request's id. */
+ * `_meta["io.mcpd/related"]`, the forwarded request's id; and a request
+ * the host cancelled is still answered, once the plugin stopped, so that
+ * the call ends here (the host drops the answer if its client
+ * cancelled). */
 #ifndef MCPD_WORKER_LINK_H
 #define MCPD_WORKER_LINK_H
 
@@ -84,8 +87,9 @@ typedef void (*worker_done_fn)(void *call, json_object *result,
  * id. */
 int worker_call(plugin *p, const char *method, const char *params, size_t len,
                 void *call, worker_done_fn done, uint64_t *id);
-/* The call was cancelled: the worker is told.  With `grace_ms`, a worker
- * that has not answered by then is killed (and restarted). */
+/* The call was cancelled: the worker is told, and answers once its call
+ * stopped; done() runs then.  With `grace_ms`, a worker that has not
+ * answered by then is killed (and restarted), and done() gets the error. */
 void worker_cancel(plugin *p, uint64_t id, uint64_t grace_ms);
 /* Answers request `id` of the worker (result or error taken over). */
 void worker_answer(plugin *p, json_object *id, json_object *result,

@@ -360,10 +360,17 @@ static void request_done(request *r) {
   request_free(r);
 }
 
+/* Whether the request's answer stays unwritten: it was cancelled (and
+ * its peer is not a host that wants the answer anyway), or detached by
+ * session_free. */
+static int answer_dropped(const request *r) {
+  return r->session == NULL || (r->cancelled && !r->session->answer_cancelled);
+}
+
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
-  if (s == NULL || r->cancelled) {
+  if (answer_dropped(r)) {
     /* Cancelled, or detached by session_free: nobody gets an answer. */
     json_object_put(msg);
   } else if (r->batch) {
@@ -398,7 +405,7 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
   size_t lens[7];
   int n = 0, at = 3;
 
-  if (!r->cancelled) {
+  if (!answer_dropped(r)) {
     parts[n] = "{\"jsonrpc\":\"2.0\",\"id\":";
     lens[n++] = sizeof("{\"jsonrpc\":\"2.0\",\"id\":") - 1;
     if (json_object_is_type(r->id, json_type_int))

@@ -139,6 +139,12 @@ typedef struct session {
    * of the peer carries that request's id as params._meta
    * ["io.mcpd/related"], so the host can route it over one stream. */
   int tag_related;
+  /* Worker mode: a cancelled request is still answered, with what its
+   * call ended with.  MCP's rule that a cancelled request gets no
+   * response is the host's to keep towards its client; on the private
+   * link the answer is how the host learns that the call stopped (and
+   * spares the worker the kill that awaits a call ignoring it). */
+  int answer_cancelled;
   void *data; /* the owner's */
 } session;
 

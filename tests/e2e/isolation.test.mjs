@@ -10,7 +10,9 @@
 //     list_changed, and a worker that keeps crashing is parked;
 //   - other plugins and other sessions (over HTTP) never stop answering;
 //   - a call past its deadline is answered with -32001, and a worker that
-//     ignores the cancellation is killed and restarted;
+//     ignores the cancellation is killed and restarted; a cancelled call
+//     that stops gets no response, ends (its place under --max-in-flight
+//     is free again) and keeps its worker;
 //   - the config's limits are the worker's rlimits;
 //   - deleting the plugin's file ends its worker, putting it back starts one;
 //   - stdout carries nothing but JSON-RPC, and mcpd exits 0 within 3 s of
@@ -649,6 +651,61 @@ test('hang_pool past a 300 ms deadline: -32001 at once, the worker killed 2 s la
   assert.ok((await stopEcho()) > 0);
   // The hung call was answered once, by its deadline, not again at the kill.
   await mcpd.ping({ id: id('ping') });
+  assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1);
+  await assertExitsOnEof(mcpd);
+});
+
+// A call that stops when cancelled ends on the host too, though its
+// client hears nothing more of it: the worker answers the host, which
+// drops the answer.  Neither the client's in-flight limit nor the worker
+// pays for it.
+test('cancelled slow_ok calls get no response, free their place under --max-in-flight 2, and keep the worker', { timeout: 20000 }, async (t) => {
+  const mcpd = await stdio(t, { args: ['--isolate', 'fault', '--max-in-flight', '2'] });
+  const before = workerOf(mcpd.pid, 'fault');
+  const cancelled = [];
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 2; i++) {
+      const callId = id('slow_ok');
+      cancelled.push(callId);
+      await mcpd.write({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: { name: 'slow_ok', arguments: { ms: 20000 } } });
+      await mcpd.notify('notifications/cancelled', { requestId: callId, reason: 'test' });
+    }
+    // Until both ended, a third request is refused as busy.
+    await until(
+      async () => {
+        const msg = await mcpd.request('tools/call', { name: 'ok' }, { id: id('ok'), timeout: 3000 });
+        if ('error' in msg) assert.equal(msg.error.code, -32000, JSON.stringify(msg));
+        return 'result' in msg && resultText(msg.result) === 'ok';
+      },
+      5000,
+      `a call served after round ${round + 1} of cancels`,
+    );
+  }
+  await mcpd.ping({ id: id('ping') });
+  assert.deepEqual(
+    responses(mcpd).filter((m) => cancelled.includes(m.id)),
+    [],
+    'a cancelled request got a response',
+  );
+  assert.equal(workerOf(mcpd.pid, 'fault'), before, 'the worker was replaced');
+  assert.doesNotMatch(mcpd.stderr, /killing the worker/);
+  await assertExitsOnEof(mcpd);
+});
+
+test('slow_ok past a 300 ms deadline stops when cancelled: -32001, and its worker is not killed', { timeout: 15000 }, async (t) => {
+  const config = { plugins: { fault: { mcpd: { tools: { slow_ok: { deadlineMs: 300 } } } } } };
+  const mcpd = await stdio(t, { config });
+  const before = workerOf(mcpd.pid, 'fault');
+  const callId = id('slow_ok');
+  const msg = await mcpd.request('tools/call', { name: 'slow_ok', arguments: { ms: 20000 } }, { id: callId, timeout: 3000 });
+  assert.ok('error' in msg, JSON.stringify(msg));
+  assert.equal(msg.error.code, -32001);
+  // Past the 2 s grace period a call that ignored its cancellation costs
+  // its worker; this one stopped.
+  await sleep(2600);
+  assert.doesNotMatch(mcpd.stderr, /killing the worker/);
+  assert.equal(workerOf(mcpd.pid, 'fault'), before, 'the worker was replaced');
+  assert.equal(resultText(await mcpd.callTool('ok', {}, { id: id('ok') })), 'ok');
   assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1);
   await assertExitsOnEof(mcpd);
 });

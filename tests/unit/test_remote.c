@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "call.h"
@@ -27,8 +28,7 @@ static int both_listed(harness *hh, void *arg) {
          registry_find(&hh->srv.registry, REG_TOOL, "ask") != NULL;
 }
 
-static void setup(void) {
-  static const char *const extra[] = {"--isolate", NULL};
+static void setup_with(const char *const *extra) {
   char line[512];
 
   harness_init(&h, extra);
@@ -48,6 +48,24 @@ static void setup(void) {
   harness_line(&h, "{\"jsonrpc\":\"2.0\","
                    "\"method\":\"notifications/initialized\"}");
   harness_clear(&h);
+}
+
+static void setup(void) {
+  static const char *const extra[] = {"--isolate", NULL};
+  setup_with(extra);
+}
+
+/* Two requests in flight at most: calls that never ended would soon
+ * refuse every request. */
+static void setup_cancel(void) {
+  static const char *const extra[] = {"--isolate", "--max-in-flight", "2",
+                                      NULL};
+  setup_with(extra);
+}
+
+static void setup_deadline(void) {
+  static const char *const extra[] = {"--isolate", "--deadline", "100", NULL};
+  setup_with(extra);
 }
 
 static void teardown(void) {
@@ -122,6 +140,71 @@ START_TEST(test_worker_log_reaches_the_client) {
 }
 END_TEST
 
+/* Sends tools/call slow as request `id`, long enough to be running
+ * when it is cancelled. */
+static void call_slow(int id) {
+  char line[256];
+  snprintf(line, sizeof(line),
+           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+           "\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":20000}}}",
+           id);
+  harness_line(&h, line);
+}
+
+/* A client cancels more calls into an isolated plugin than it may have
+ * in flight: each one ends (the plugin honours cancellation) without a
+ * word to the client, and the client is still served. */
+START_TEST(test_cancelled_calls_end) {
+  char line[256];
+  json_object *msg;
+
+  for (int id = 1; id <= 5; id++) {
+    call_slow(id);
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+             "\"params\":{\"requestId\":%d,\"reason\":\"unit\"}}",
+             id);
+    harness_line(&h, line);
+    harness_run_until(&h, harness_calls_done, NULL);
+  }
+  msg = harness_tool(&h, 9, "add", "{\"a\":1,\"b\":2}");
+  ck_assert_str_eq(plain(json_path(msg, "result.structuredContent")),
+                   "{\"sum\":3}");
+  json_object_put(msg);
+  /* The cancelled requests got no response, and nothing else was said. */
+  for (int id = 1; id <= 5; id++)
+    ck_assert_int_eq(harness_response_index(&h, id), -1);
+  ck_assert_uint_eq(h.cap.n, 1);
+  ck_assert_uint_eq(h.session->requests_in_flight, 0);
+}
+END_TEST
+
+/* Past its deadline a call of an isolated plugin is answered with the
+ * timeout error and cancelled; one that stops when cancelled ends there,
+ * and its worker is not killed for it. */
+START_TEST(test_deadline_spares_a_call_that_stops) {
+  json_object *msg;
+  char *log;
+
+  call_slow(1);
+  msg = harness_response(&h, 1);
+  ck_assert_int_eq(response_error_code(msg), JSONRPC_REQUEST_TIMEOUT);
+  json_object_put(msg);
+  /* Within the grace period (2 s), not at its end. */
+  harness_run_until(&h, harness_calls_done, NULL);
+  log = harness_log(&h);
+  ck_assert_msg(strstr(log, "killing the worker") == NULL, "log: %s", log);
+  free(log);
+  /* The same worker serves the next call, which a killed one could not
+   * yet (it restarts after a backoff). */
+  msg = harness_tool(&h, 2, "add", "{\"a\":1,\"b\":2}");
+  ck_assert_str_eq(plain(json_path(msg, "result.structuredContent")),
+                   "{\"sum\":3}");
+  json_object_put(msg);
+  ck_assert_uint_eq(harness_count(&h.cap, "\"id\":1"), 1);
+}
+END_TEST
+
 Suite *remote_suite(void) {
   Suite *s = suite_create("remote");
   TCase *tc = tcase_create("worker");
@@ -131,6 +214,18 @@ Suite *remote_suite(void) {
   tcase_add_test(tc, test_worker_progress_has_the_clients_token);
   tcase_add_test(tc, test_worker_asks_the_client);
   tcase_add_test(tc, test_worker_log_reaches_the_client);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("cancel");
+  tcase_add_checked_fixture(tc, setup_cancel, teardown);
+  tcase_set_timeout(tc, 20);
+  tcase_add_test(tc, test_cancelled_calls_end);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("deadline");
+  tcase_add_checked_fixture(tc, setup_deadline, teardown);
+  tcase_set_timeout(tc, 20);
+  tcase_add_test(tc, test_deadline_spares_a_call_that_stops);
   suite_add_tcase(s, tc);
   return s;
 }

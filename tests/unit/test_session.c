@@ -1,5 +1,6 @@
 /* test_session.c -- revision negotiation, and one session driven line by
- * line as a client would drive it, with no plugins loaded. */
+ * line as a client would drive it, with no plugins loaded (and good.so
+ * for a cancelled call's answer). */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "jsonrpc.h"
+#include "loader.h"
 #include "unit.h"
 
 START_TEST(test_negotiate_supported) {
@@ -644,6 +646,40 @@ START_TEST(test_outgoing_request_cancelled_and_session_end) {
 }
 END_TEST
 
+static void setup_good(void) {
+  harness_init(&h, NULL);
+  harness_session(&h);
+  harness_copy(&h, "good.so", "good.so");
+  loader_scan(&h.srv.loader);
+  harness_initialize(&h, "2025-11-25");
+}
+
+/* A cancelled request gets no response from a client's session; a
+ * worker's session (answer_cancelled: its peer is the host) answers it
+ * with what its call ended with.  Either way the request is over. */
+START_TEST(test_cancelled_request_answered_only_to_a_host) {
+  json_object *msg;
+
+  h.session->answer_cancelled = _i;
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"slow\",\"arguments\":"
+                   "{\"ms\":20000}}}");
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":"
+                   "\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
+  harness_run_until(&h, harness_calls_done, NULL);
+  ck_assert_uint_eq(h.session->requests_in_flight, 0);
+  if (!_i) {
+    ck_assert_int_eq(harness_response_index(&h, 1), -1);
+    return;
+  }
+  msg = harness_msg(&h, (size_t)harness_response_index(&h, 1));
+  ck_assert_str_eq(
+      json_object_get_string(json_path(msg, "result.content.0.text")),
+      "cancelled");
+  json_object_put(msg);
+}
+END_TEST
+
 Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *tc;
@@ -682,6 +718,11 @@ Suite *session_suite(void) {
   tcase_add_test(tc, test_batch_refused_2025_06_18);
   tcase_add_test(tc, test_batch_before_initialize);
   tcase_add_test(tc, test_empty_batch);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("cancel");
+  tcase_add_checked_fixture(tc, setup_good, teardown);
+  tcase_add_loop_test(tc, test_cancelled_request_answered_only_to_a_host, 0, 2);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("ids");

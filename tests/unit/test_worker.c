@@ -97,6 +97,14 @@ static void run_until(int (*done_fn)(void *), void *arg, uint64_t ms) {
   ck_assert_msg(!timed_out, "timed out after %llu ms", (unsigned long long)ms);
 }
 
+/* Runs the loop for `ms`, whatever happens. */
+static void run_for(uint64_t ms) {
+  timed_out = 0;
+  uv_timer_start(&deadline, deadline_cb, ms, 0);
+  while (!timed_out)
+    uv_run(&loop, UV_RUN_ONCE);
+}
+
 static int is_started(void *arg) {
   (void)arg;
   return started > 0;
@@ -271,6 +279,58 @@ START_TEST(test_cancel_grace_kills) {
 }
 END_TEST
 
+/* A call that stops when cancelled ends on the host too: the worker
+ * answers the forwarded request once its plugin stopped, so the call's
+ * entry leaves the link (the host drops the answer if its client
+ * cancelled). */
+START_TEST(test_cancel_ends_the_call) {
+  static const char slow[] =
+      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
+  answer a = {0};
+  uint64_t id;
+
+  start_worker();
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
+      0);
+  worker_cancel(plug, id, 0);
+  run_until(answered, &a, 5000);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_str_eq(a.message, "");
+  ck_assert_msg(strstr(a.text, "cancelled") != NULL, "text: %s", a.text);
+  /* Cancelling a call that is over tells nobody anything. */
+  worker_cancel(plug, id, 0);
+  call_ok();
+  ck_assert_int_eq(a.calls, 1);
+}
+END_TEST
+
+/* Past a deadline, a call that stops within the grace period keeps its
+ * worker: only one that ignores its cancellation is killed. */
+START_TEST(test_cancel_grace_spares_a_call_that_stops) {
+  static const char slow[] =
+      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
+  answer a = {0};
+  uint64_t id;
+
+  start_worker();
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
+      0);
+  worker_cancel(plug, id, 300);
+  run_until(answered, &a, 5000);
+  ck_assert_int_eq(a.calls, 1);
+  ck_assert_msg(strstr(a.text, "cancelled") != NULL, "text: %s", a.text);
+  /* Well past the grace period, the worker still runs: nothing reported
+   * a kill, its tools stayed, and it answers. */
+  run_for(600);
+  ck_assert_int_eq(reports, 0);
+  ck_assert_ptr_nonnull(registry_find(&reg, REG_TOOL, "ok"));
+  call_ok();
+  ck_assert_int_eq(a.calls, 1);
+}
+END_TEST
+
 /* Unloading fails what is in flight with its own message. */
 START_TEST(test_stop_fails_calls) {
   static const char slow[] =
@@ -304,6 +364,8 @@ Suite *worker_suite(void) {
   tcase_set_timeout(tc, 30);
   tcase_add_test(tc, test_crash_fails_calls_and_restarts);
   tcase_add_test(tc, test_cancel_grace_kills);
+  tcase_add_test(tc, test_cancel_ends_the_call);
+  tcase_add_test(tc, test_cancel_grace_spares_a_call_that_stops);
   suite_add_tcase(s, tc);
   return s;
 }
