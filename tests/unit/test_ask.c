@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "era.h"
 #include "jsonrpc.h"
 #include "loader.h"
 #include "unit.h"
@@ -261,7 +262,7 @@ END_TEST
 
 START_TEST(test_modern_missing_capability_named) {
   json_object *msg = modern_ask(1, "{}", "");
-  ck_assert_int_eq(response_error_code(msg), SESSION_ERR_MISSING_CAPABILITY);
+  ck_assert_int_eq(response_error_code(msg), ERA_ERR_MISSING_CAPABILITY);
   ck_assert_str_eq(plain(json_path(msg, "error.data.requiredCapabilities")),
                    "{\"sampling\":{}}");
   json_object_put(msg);
