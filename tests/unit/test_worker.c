@@ -171,6 +171,16 @@ static void teardown(void) {
 
 static const char ok_call[] = "{\"name\":\"ok\",\"arguments\":{}}";
 
+/* Forwards tools/call with `params` to the worker, answered into `a`;
+ * returns the call's id, for worker_cancel(). */
+static uint64_t call_tool(const char *params, answer *a) {
+  uint64_t id = 0;
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", params, strlen(params), a, done, &id), 0);
+  ck_assert_uint_gt(id, 0);
+  return id;
+}
+
 /* Starts the worker and waits until its tools are listed. */
 static void start_worker(void) {
   uint64_t id;
@@ -190,11 +200,7 @@ static void start_worker(void) {
 
 static void call_ok(void) {
   answer a = {0};
-  uint64_t id = 0;
-  ck_assert_int_eq(worker_call(plug, "tools/call", ok_call, sizeof(ok_call) - 1,
-                               &a, done, &id),
-                   0);
-  ck_assert_uint_gt(id, 0);
+  call_tool(ok_call, &a);
   run_until(answered, &a, 5000);
   ck_assert_int_eq(a.calls, 1);
   ck_assert_str_eq(a.message, "");
@@ -218,12 +224,8 @@ START_TEST(test_crash_fails_calls_and_restarts) {
   int changed_before;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a[0], done, &id),
-      0);
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", segv, sizeof(segv) - 1, &a[1], done, &id),
-      0);
+  call_tool(slow, &a[0]);
+  call_tool(segv, &a[1]);
   changed_before = changed;
   run_until(both_answered, a, 5000);
   for (int i = 0; i < 2; i++) {
@@ -263,9 +265,7 @@ START_TEST(test_cancel_grace_kills) {
   uint64_t id;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", hang, sizeof(hang) - 1, &a, done, &id),
-      0);
+  id = call_tool(hang, &a);
   worker_cancel(plug, id, 200);
   /* Cancelling again does not push the grace period back. */
   worker_cancel(plug, id, 60000);
@@ -290,9 +290,7 @@ START_TEST(test_cancel_ends_the_call) {
   uint64_t id;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
-      0);
+  id = call_tool(slow, &a);
   worker_cancel(plug, id, 0);
   run_until(answered, &a, 5000);
   ck_assert_int_eq(a.calls, 1);
@@ -314,9 +312,7 @@ START_TEST(test_cancel_grace_spares_a_call_that_stops) {
   uint64_t id;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
-      0);
+  id = call_tool(slow, &a);
   worker_cancel(plug, id, 300);
   run_until(answered, &a, 5000);
   ck_assert_int_eq(a.calls, 1);
@@ -336,12 +332,9 @@ START_TEST(test_stop_fails_calls) {
   static const char slow[] =
       "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":5000}}";
   answer a = {0};
-  uint64_t id;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
-      0);
+  call_tool(slow, &a);
   worker_stop(plug);
   ck_assert_int_eq(a.calls, 1);
   ck_assert_str_eq(a.message, "the plugin was unloaded");
