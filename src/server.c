@@ -285,10 +285,6 @@ void server_close_session(server *srv, session *s) {
   session_free(s);
 }
 
-size_t server_rescan(server *srv) {
-  return loader_scan(&srv->loader);
-}
-
 /* --- stdio -------------------------------------------------------------- */
 
 static void stdio_message_cb(void *arg, const char *line, size_t len) {
