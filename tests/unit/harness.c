@@ -332,6 +332,21 @@ void harness_initialize(harness *h, const char *version) {
   harness_clear(h);
 }
 
+void harness_start_good(harness *h) {
+  harness_init(h, NULL);
+  harness_session(h);
+  harness_copy(h, "good.so", "good.so");
+  ck_assert_uint_eq(loader_scan(&h->srv.loader), 1);
+  harness_turn(h);
+  harness_initialize(h, "2025-11-25");
+}
+
+mcpd_self *harness_good_self(harness *h) {
+  reg_entry *e = registry_find(&h->srv.registry, REG_TOOL, "add");
+  ck_assert_ptr_nonnull(e);
+  return &e->owner->self;
+}
+
 json_object *parse_json(const char *text) {
   json_object *obj = json_tokener_parse(text);
   ck_assert_msg(obj != NULL || strcmp(text, "null") == 0, "not valid JSON: %s",

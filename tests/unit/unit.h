@@ -134,6 +134,12 @@ int harness_calls_done(harness *h, void *arg);
 size_t harness_count(const memory_transport *out, const char *needle);
 /* Sends initialize for `version` and checks the answer. */
 void harness_initialize(harness *h, const char *version);
+/* harness_init() and harness_session(), with good.so loaded, the startup
+ * announcement flushed and a 2025-11-25 session initialized: the setup of
+ * the suites that drive one plugin's calls. */
+void harness_start_good(harness *h);
+/* good.so's own mcpd_self, as its callbacks get it. */
+mcpd_self *harness_good_self(harness *h);
 
 /* Parses `text` (must be valid JSON). */
 json_object *parse_json(const char *text);
