@@ -292,8 +292,7 @@ json_object *harness_response(harness *h, int id) {
   return harness_msg(h, (size_t)harness_response_index(h, id));
 }
 
-json_object *harness_tool(harness *h, int id, const char *name,
-                          const char *args) {
+void harness_send_tool(harness *h, int id, const char *name, const char *args) {
   char line[2048];
 
   snprintf(line, sizeof(line),
@@ -301,6 +300,11 @@ json_object *harness_tool(harness *h, int id, const char *name,
            "\"params\":{\"name\":\"%s\"%s%s}}",
            id, name, args ? ",\"arguments\":" : "", args ? args : "");
   harness_line(h, line);
+}
+
+json_object *harness_tool(harness *h, int id, const char *name,
+                          const char *args) {
+  harness_send_tool(h, id, name, args);
   return harness_response(h, id);
 }
 

@@ -122,8 +122,10 @@ long harness_response_index(harness *h, int id);
 /* Runs the loop until the response with integer id `id` came (or 3 seconds
  * passed, which fails the test); returns it parsed (the caller puts it). */
 json_object *harness_response(harness *h, int id);
-/* Sends tools/call `name` with `args` (JSON text, or NULL) as request `id`
- * and returns its response, as harness_response(). */
+/* Sends tools/call `name` with `args` (JSON text, or NULL for none) as
+ * request `id`, without waiting for its answer. */
+void harness_send_tool(harness *h, int id, const char *name, const char *args);
+/* harness_send_tool(), then returns the response, as harness_response(). */
 json_object *harness_tool(harness *h, int id, const char *name,
                           const char *args);
 /* Drops every captured message. */
