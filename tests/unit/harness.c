@@ -25,6 +25,16 @@ int unit_known_bugs(void) {
   return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
+char *unit_fd_text(int fd) {
+  struct stat st;
+  char *text;
+  ck_assert_int_eq(fstat(fd, &st), 0);
+  text = calloc(1, (size_t)st.st_size + 1);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_int_eq(pread(fd, text, (size_t)st.st_size, 0), (ssize_t)st.st_size);
+  return text;
+}
+
 static const char *tmp_base(void) {
   const char *base = getenv("TMPDIR");
   return base != NULL && base[0] == '/' ? base : "/tmp";

@@ -63,6 +63,9 @@ Suite *host_api_suite(void);
  * that `make check` stays green while the fixes are pending; remove the
  * switch for each one once its bug is fixed. */
 int unit_known_bugs(void);
+/* Everything in the file open as `fd` (malloc'd, NUL-terminated), read
+ * without moving its offset: what a test logged there so far. */
+char *unit_fd_text(int fd);
 
 typedef struct harness {
   char dir[PATH_MAX];      /* the private plugin directory (0700) */
