@@ -279,23 +279,32 @@ START_TEST(test_cancel_grace_kills) {
 }
 END_TEST
 
+/* Starts the worker, forwards a 20-second slow_ok that stops when
+ * cancelled, cancels it with `grace_ms` and checks that it was answered
+ * once, as cancelled.  Returns its id. */
+static uint64_t cancel_slow_call(answer *a, uint64_t grace_ms) {
+  static const char slow[] =
+      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
+  uint64_t id;
+
+  start_worker();
+  id = call_tool(slow, a);
+  worker_cancel(plug, id, grace_ms);
+  run_until(answered, a, 5000);
+  ck_assert_int_eq(a->calls, 1);
+  ck_assert_msg(strstr(a->text, "cancelled") != NULL, "text: %s", a->text);
+  return id;
+}
+
 /* A call that stops when cancelled ends on the host too: the worker
  * answers the forwarded request once its plugin stopped, so the call's
  * entry leaves the link (the host drops the answer if its client
  * cancelled). */
 START_TEST(test_cancel_ends_the_call) {
-  static const char slow[] =
-      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
   answer a = {0};
-  uint64_t id;
+  uint64_t id = cancel_slow_call(&a, 0);
 
-  start_worker();
-  id = call_tool(slow, &a);
-  worker_cancel(plug, id, 0);
-  run_until(answered, &a, 5000);
-  ck_assert_int_eq(a.calls, 1);
   ck_assert_str_eq(a.message, "");
-  ck_assert_msg(strstr(a.text, "cancelled") != NULL, "text: %s", a.text);
   /* Cancelling a call that is over tells nobody anything. */
   worker_cancel(plug, id, 0);
   call_ok();
@@ -306,17 +315,9 @@ END_TEST
 /* Past a deadline, a call that stops within the grace period keeps its
  * worker: only one that ignores its cancellation is killed. */
 START_TEST(test_cancel_grace_spares_a_call_that_stops) {
-  static const char slow[] =
-      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
   answer a = {0};
-  uint64_t id;
 
-  start_worker();
-  id = call_tool(slow, &a);
-  worker_cancel(plug, id, 300);
-  run_until(answered, &a, 5000);
-  ck_assert_int_eq(a.calls, 1);
-  ck_assert_msg(strstr(a.text, "cancelled") != NULL, "text: %s", a.text);
+  cancel_slow_call(&a, 300);
   /* Well past the grace period, the worker still runs: nothing reported
    * a kill, its tools stayed, and it answers. */
   run_for(600);
