@@ -28,31 +28,17 @@ builddir=$1
 srcdir=$2
 commit=${3:-}
 n=${CALLGRIND_N:-2000}
+. "$srcdir/bench/common.sh"
 
 if ! command -v valgrind >/dev/null 2>&1; then
   echo "callgrind.sh: valgrind is not installed" >&2
   exit 1
 fi
-for f in "$builddir/src/mcpd" "$builddir/plugins/.libs/echo.so"; do
-  if [ ! -f "$f" ]; then
-    echo "callgrind.sh: $f is missing; run \`make bench-callgrind\`" >&2
-    exit 1
-  fi
-done
+bench_need "make bench-callgrind" "$builddir/src/mcpd" \
+  "$builddir/plugins/.libs/echo.so"
 base=""
-if [ -n "$commit" ]; then
-  base=$(sh "$srcdir/bench/baseline.sh" "$builddir" "$srcdir" "$commit" |
-    tail -n 1)
-  if [ -z "$base" ] || [ ! -f "$base/mcpd" ]; then
-    echo "callgrind.sh: no build of $commit to compare with" >&2
-    exit 1
-  fi
-fi
-
-umask 077
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-callgrind.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+[ -z "$commit" ] || bench_baseline "$commit"
+bench_tmp mcpd-callgrind
 keep=${CALLGRIND_KEEP:-$tmp}
 mkdir -p "$keep" || exit 1
 

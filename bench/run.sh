@@ -24,6 +24,7 @@ srcdir=$2
 reps=${BENCH_REPS:-7}
 n=${BENCH_N:-20000}
 hn=${BENCH_HTTP_N:-5000}
+. "$srcdir/bench/common.sh"
 
 mcpd=$builddir/src/mcpd
 echo_so=$builddir/plugins/.libs/echo.so
@@ -32,19 +33,8 @@ floor=$builddir/bench/floor
 http_floor=$builddir/bench/http-floor
 load=$builddir/bench/mcpd-load
 
-for f in "$mcpd" "$echo_so" "$floor" "$http_floor" "$load"; do
-  if [ ! -f "$f" ]; then
-    echo "run.sh: $f is missing; run \`make bench\`" >&2
-    exit 1
-  fi
-done
-
-# mcpd refuses plugin directories and files that group or others can write,
-# so everything private lives under a 0700 directory made with umask 077.
-umask 077
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-bench.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+bench_need "make bench" "$mcpd" "$echo_so" "$floor" "$http_floor" "$load"
+bench_tmp mcpd-bench
 mkdir "$tmp/echo" "$tmp/none" "$tmp/many"
 cp "$echo_so" "$tmp/echo/echo.so"
 have_many=no
@@ -62,33 +52,14 @@ results=$tmp/results
 : > "$results"
 broke=0
 
-# measure KEY REP WHO1 WHO2 MCPD-LOAD-ARGS... -- SERVER1... --vs SERVER2...
-# mcpd-load runs both servers interleaved and prints a line for each; this
-# appends them to the results as "KEY WHO REP key=value...".
-measure() {
-  key=$1 rep=$2 who1=$3 who2=$4
-  shift 4
-  if ! out=$("$load" --label "$key" "$@"); then
-    echo "run.sh: $key (repetition $rep) reported errors" >&2
-    broke=1
-  fi
-  [ "${BENCH_VERBOSE:-0}" = 1 ] && echo "$out" >&2
-  echo "$out" | while read -r line; do
-    case $line in
-      *" server=1 "*) echo "$key $who1 $rep $line" ;;
-      *" server=2 "*) echo "$key $who2 $rep $line" ;;
-    esac
-  done >> "$results"
-}
-
 rep=1
 while [ "$rep" -le "$reps" ]; do
   printf 'run.sh: repetition %d of %d\n' "$rep" "$reps" >&2
   for w in 1 64; do
-    measure "ping-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
+    bench_measure "ping-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
       -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
       --vs "$floor"
-    measure "echo-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
+    bench_measure "echo-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
       --method tools/call --tool echo --args '{"text":"hello"}' \
       --expect '"hello"' \
       -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
@@ -97,22 +68,22 @@ while [ "$rep" -le "$reps" ]; do
   # Crash isolation (issue 13): the same echo plugin in a worker process
   # (mcpd --isolate) against in-process, and the worker's peak RSS.
   for w in 1 64; do
-    measure "iso-w$w" "$rep" isolated inproc -n "$n" -w "$w" \
+    bench_measure "iso-w$w" "$rep" isolated inproc -n "$n" -w "$w" \
       --method tools/call --tool echo --args '{"text":"hello"}' \
       --expect '"hello"' \
       -- "$mcpd" --isolate --plugins "$tmp/echo" --no-watch --log-level error \
       --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
   done
   # No floor here: this run only measures mcpd's footprint with no plugins.
-  measure ping-bare "$rep" mcpd - -n "$n" -w 64 \
+  bench_measure ping-bare "$rep" mcpd - -n "$n" -w 64 \
     -- "$mcpd" --plugins "$tmp/none" --no-watch --log-level error
-  measure startup "$rep" mcpd floor --startup 50 \
+  bench_measure startup "$rep" mcpd floor --startup 50 \
     -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
     --vs "$floor"
   if [ "$have_many" = yes ]; then
     # Each call names the last tool registered, the one a linear lookup
     # would find last.
-    measure tools "$rep" 10000 10 -n 5000 -w 1 --method tools/call \
+    bench_measure tools "$rep" 10000 10 -n 5000 -w 1 --method tools/call \
       --tool t9999 --tool-vs t9 --args '{"text":"hello"}' --expect '"hello"' \
       -- "$mcpd" --plugins "$tmp/many" --config "$tmp/many10000.json" \
       --no-watch --log-level error \
@@ -124,12 +95,12 @@ while [ "$rep" -le "$reps" ]; do
   # level; the driver passes on only warnings and errors.  HTTP round trips
   # cost several times a stdio line, so these runs take fewer calls, in
   # turns of 1000.
-  measure http-ping-w1 "$rep" mcpd floor --transport http -n "$hn" -w 1 \
+  bench_measure http-ping-w1 "$rep" mcpd floor --transport http -n "$hn" -w 1 \
     --chunk 1000 \
     -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
     --no-watch --vs "$http_floor"
   for w in 1 64; do
-    measure "http-echo-w$w" "$rep" mcpd floor --transport http -n "$hn" \
+    bench_measure "http-echo-w$w" "$rep" mcpd floor --transport http -n "$hn" \
       -w "$w" --chunk 1000 \
       --method tools/call --tool echo --args '{"text":"hello"}' \
       --expect '"hello"' \
@@ -137,8 +108,8 @@ while [ "$rep" -le "$reps" ]; do
       --no-watch --vs "$http_floor"
   done
   # The cost of the transport: the same mcpd and call over HTTP and stdio.
-  measure http-stdio "$rep" http stdio --transport http --transport-vs stdio \
-    -n "$hn" -w 1 --chunk 1000 \
+  bench_measure http-stdio "$rep" http stdio --transport http \
+    --transport-vs stdio -n "$hn" -w 1 --chunk 1000 \
     --method tools/call --tool echo --args '{"text":"hello"}' \
     --expect '"hello"' \
     -- "$mcpd" --transport http --listen 127.0.0.1:0 --plugins "$tmp/echo" \
@@ -148,13 +119,13 @@ while [ "$rep" -le "$reps" ]; do
   # modern era (no handshake, the _meta envelope on every request; over
   # HTTP no session, and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
   # headers) against the legacy one: what the per-request envelope costs.
-  measure modern-stdio "$rep" modern legacy --era modern --era-vs legacy \
+  bench_measure modern-stdio "$rep" modern legacy --era modern --era-vs legacy \
     -n "$n" -w 1 \
     --method tools/call --tool echo --args '{"text":"hello"}' \
     --expect '"hello"' \
     -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
     --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
-  measure modern-http "$rep" modern legacy --transport http \
+  bench_measure modern-http "$rep" modern legacy --transport http \
     --era modern --era-vs legacy -n "$hn" -w 1 --chunk 1000 \
     --method tools/call --tool echo --args '{"text":"hello"}' \
     --expect '"hello"' \

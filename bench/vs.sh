@@ -22,28 +22,14 @@ srcdir=$2
 commit=$3
 reps=${BENCH_REPS:-7}
 n=${BENCH_N:-20000}
+. "$srcdir/bench/common.sh"
 
 mcpd=$builddir/src/mcpd
 echo_so=$builddir/plugins/.libs/echo.so
 load=$builddir/bench/mcpd-load
-for f in "$mcpd" "$echo_so" "$load"; do
-  if [ ! -f "$f" ]; then
-    echo "vs.sh: $f is missing; run \`make bench BASELINE=...\`" >&2
-    exit 1
-  fi
-done
-base=$(sh "$srcdir/bench/baseline.sh" "$builddir" "$srcdir" "$commit" |
-  tail -n 1)
-if [ -z "$base" ] || [ ! -f "$base/mcpd" ]; then
-  echo "vs.sh: no build of $commit to compare with" >&2
-  exit 1
-fi
-
-# mcpd refuses plugin directories that group or others can write.
-umask 077
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-vs.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+bench_need "make bench BASELINE=..." "$mcpd" "$echo_so" "$load"
+bench_baseline "$commit"
+bench_tmp mcpd-vs
 mkdir "$tmp/head" "$tmp/base"
 cp "$echo_so" "$tmp/head/echo.so"
 cp "$base/echo.so" "$tmp/base/echo.so"
@@ -64,17 +50,7 @@ measure() {
   key=$1 rep=$2
   shift 2
   # shellcheck disable=SC2086
-  if ! out=$("$load" --label "$key" "$@" -- $head_args --vs $base_args); then
-    echo "vs.sh: $key (repetition $rep) reported errors" >&2
-    broke=1
-  fi
-  [ "${BENCH_VERBOSE:-0}" = 1 ] && echo "$out" >&2
-  echo "$out" | while read -r line; do
-    case $line in
-      *" server=1 "*) echo "$key head $rep $line" ;;
-      *" server=2 "*) echo "$key base $rep $line" ;;
-    esac
-  done >> "$results"
+  bench_measure "$key" "$rep" head base "$@" -- $head_args --vs $base_args
 }
 
 echo_call="--method tools/call --tool echo --args {\"text\":\"hello\"}"

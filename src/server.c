@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "era.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "server.h"
@@ -75,7 +76,7 @@ static json_object *log_params(int level, const char *logger,
                                const char *text) {
   json_object *params = json_object_new_object();
   json_object_object_add(params, "level",
-                         json_object_new_string(methods_log_level_name(level)));
+                         json_object_new_string(era_log_level_name(level)));
   json_object_object_add(params, "logger", json_object_new_string(logger));
   json_object_object_add(params, "data", json_object_new_string(text));
   return params;
@@ -282,10 +283,6 @@ void server_close_session(server *srv, session *s) {
     srv->stdio_session = NULL;
   methods_session_closed(&srv->methods, s);
   session_free(s);
-}
-
-size_t server_rescan(server *srv) {
-  return loader_scan(&srv->loader);
 }
 
 /* --- stdio -------------------------------------------------------------- */

@@ -88,9 +88,6 @@ int server_serve_stdio(server *srv);
 session *server_open_session(server *srv, session_write_fn write, void *ctx);
 void server_close_session(server *srv, session *s);
 
-/* Brings the live plugins in line with their directories now. */
-size_t server_rescan(server *srv);
-
 /* Orderly shutdown: stop input, let calls in flight finish (bounded), flush,
  * unload, close every handle; uv_run() then returns.  Safe to call more
  * than once. */

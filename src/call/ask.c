@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ask.h"
+#include "era.h"
 #include "jsonrpc.h"
 #include "request_state.h"
 #include "result.h"
@@ -586,7 +587,7 @@ static void answer_missing(mcpd_call *c, request *r) {
            "request's clientCapabilities do not declare",
            call_what(c), c->name,
            json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN));
-  request_fail(r, SESSION_ERR_MISSING_CAPABILITY, text, data);
+  request_fail(r, ERA_ERR_MISSING_CAPABILITY, text, data);
 }
 
 /* The method a modern call answers, for its requestState's binding. */

@@ -367,19 +367,14 @@ static json_object *error_result(const char *text) {
 }
 
 void calls_tools_call(registry *reg, call_exec *exec, request *r) {
-  json_object *v, *args = NULL, *answers;
+  const char *name = string_param(r, r->params, "name", "");
+  json_object *args = NULL, *answers;
   reg_tool *tool;
-  const char *name;
   char err[512], text[700];
   era_error herr;
 
-  if (!json_object_object_get_ex(r->params, "name", &v) ||
-      !json_object_is_type(v, json_type_string)) {
-    request_fail(r, JSONRPC_INVALID_PARAMS,
-                 "Invalid params: name must be a string", NULL);
+  if (name == NULL)
     return;
-  }
-  name = json_object_get_string(v);
   if (json_object_object_get_ex(r->params, "arguments", &args) &&
       !json_object_is_type(args, json_type_null) &&
       !json_object_is_type(args, json_type_object)) {
@@ -389,9 +384,7 @@ void calls_tools_call(registry *reg, call_exec *exec, request *r) {
   }
   tool = registry_find(reg, REG_TOOL, name);
   if (tool == NULL) {
-    snprintf(text, sizeof(text), "Unknown tool: %.*s",
-             (int)utf8_cut(name, strlen(name), 200), name);
-    request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
+    calls_fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown tool: ", name, NULL);
     return;
   }
   if (json_object_object_get_ex(r->params, "task", NULL)) {

@@ -47,14 +47,6 @@ typedef struct method {
   unsigned flags;
 } method;
 
-int methods_log_level(const char *name) {
-  return era_log_level(name);
-}
-
-const char *methods_log_level_name(int level) {
-  return era_log_level_name(level);
-}
-
 static void on_initialize(methods_ctx *ctx, request *r) {
   session *s = r->session;
   json_object *v, *caps, *tools, *info, *result;
@@ -166,7 +158,7 @@ static void on_set_level(methods_ctx *ctx, request *r) {
   int level = -1;
   if (json_object_object_get_ex(r->params, "level", &v) &&
       json_object_is_type(v, json_type_string))
-    level = methods_log_level(json_object_get_string(v));
+    level = era_log_level(json_object_get_string(v));
   if (level < 0) {
     request_fail(r, JSONRPC_INVALID_PARAMS,
                  "Invalid params: level must be one of debug, info, notice, "

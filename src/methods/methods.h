@@ -56,8 +56,4 @@ void methods_request(void *ctx, request *r);
 void methods_notification(void *ctx, session *s, const char *method,
                           json_object *params);
 
-/* Parses an MCP log level name ("warning"); -1 when unknown. */
-int methods_log_level(const char *name);
-const char *methods_log_level_name(int level);
-
 #endif

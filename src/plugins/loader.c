@@ -269,6 +269,48 @@ static void commit(loader *l, plugin *p) {
     plugin_release(old);
 }
 
+/* Runs the plugin's init(), if it has one, under the watchdog; fini() is
+ * owed from here on either way.  -1 with the reason in `err` when init()
+ * refused. */
+static int call_init(loader *l, plugin *p, char *err, size_t errlen) {
+  char *errmsg = NULL;
+  int rc;
+
+  p->init_called = 1;
+  if (p->desc->init == NULL)
+    return 0;
+  p->initing = 1;
+  watchdog_enter(p->name, "init()", NULL);
+  rc = p->desc->init(l->env.host, &p->self,
+                     plugin_settings_config(l->env.opts->plugins, p->name),
+                     &p->state, &errmsg);
+  watchdog_leave();
+  p->initing = 0;
+  if (rc != MCPD_OK)
+    snprintf(err, errlen, "init failed: %s",
+             errmsg ? errmsg : "no reason given");
+  free(errmsg);
+  return rc == MCPD_OK ? 0 : -1;
+}
+
+/* Makes an in-process plugin live and says what it brought, counted
+ * before commit() empties its staging registry. */
+static void commit_and_log(loader *l, plugin *p, const char *path) {
+  size_t n_tools = registry_count(&p->staged, REG_TOOL);
+  size_t n_resources = registry_count(&p->staged, REG_RESOURCE) +
+                       registry_count(&p->staged, REG_TEMPLATE);
+  size_t n_prompts = registry_count(&p->staged, REG_PROMPT);
+
+  commit(l, p);
+  if (n_resources + n_prompts == 0)
+    log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name, p->version,
+             path, n_tools);
+  else
+    log_info("loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
+             "and templates, %zu prompts)",
+             p->name, p->version, path, n_tools, n_resources, n_prompts);
+}
+
 static plugin *load(loader *l, const char *path, plugin *replacing) {
   char err[1024] = "";
   struct stat st, dst;
@@ -367,43 +409,10 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   if (check_tables(p, &kind, err, sizeof(err)) != 0)
     goto fail;
 
-  if (p->desc->init) {
-    char *errmsg = NULL;
-    int rc;
-    p->initing = 1;
-    p->init_called = 1;
-    watchdog_enter(p->name, "init()", NULL);
-    rc = p->desc->init(l->env.host, &p->self,
-                       plugin_settings_config(l->env.opts->plugins, p->name),
-                       &p->state, &errmsg);
-    watchdog_leave();
-    p->initing = 0;
-    if (rc != MCPD_OK) {
-      snprintf(err, sizeof(err), "init failed: %s",
-               errmsg ? errmsg : "no reason given");
-      free(errmsg);
-      goto fail;
-    }
-    free(errmsg);
-  } else {
-    p->init_called = 1;
-  }
-
+  if (call_init(l, p, err, sizeof(err)) != 0)
+    goto fail;
   forget_failure(l, path);
-  {
-    size_t n_tools = registry_count(&p->staged, REG_TOOL);
-    size_t n_resources = registry_count(&p->staged, REG_RESOURCE) +
-                         registry_count(&p->staged, REG_TEMPLATE);
-    size_t n_prompts = registry_count(&p->staged, REG_PROMPT);
-    commit(l, p);
-    if (n_resources + n_prompts == 0)
-      log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name,
-               p->version, path, n_tools);
-    else
-      log_info("loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
-               "and templates, %zu prompts)",
-               p->name, p->version, path, n_tools, n_resources, n_prompts);
-  }
+  commit_and_log(l, p, path);
   return p;
 
 fail:

@@ -94,7 +94,9 @@ static int refuse(era_error *err, int code, const char *message,
   return -1;
 }
 
-json_object *era_claim(json_object *params) {
+/* The envelope of `params` when the request claims a revision (its
+ * params._meta is an object holding ERA_META_VERSION), else NULL. */
+static json_object *era_claim(json_object *params) {
   json_object *meta = NULL;
   if (json_object_object_get_ex(params, "_meta", &meta) &&
       json_object_is_type(meta, json_type_object) &&
@@ -349,8 +351,11 @@ int era_header_decode(const char *raw, strbuf *out) {
   return out->failed ? -1 : 1;
 }
 
-int era_header_check(era_header_fn get, void *ctx, const char *name,
-                     const char *want, size_t want_len, era_error *err) {
+/* Whether header `name` (read through `get`) equals `want`; fills *err
+ * with -32020 and returns -1 when it is missing, badly encoded or
+ * different. */
+static int era_header_check(era_header_fn get, void *ctx, const char *name,
+                            const char *want, size_t want_len, era_error *err) {
   strbuf v = {0};
   char text[200];
   int rc = get(ctx, name, &v);

@@ -87,9 +87,6 @@ typedef struct era_envelope {
   int log_level;             /* 0..7, or -1 for none (no log lines) */
 } era_envelope;
 
-/* The envelope of `params` when the request claims a revision (its
- * params._meta is an object holding ERA_META_VERSION), else NULL. */
-json_object *era_claim(json_object *params);
 /* Checks a claimed request's `meta` in the order the reference gives:
  * the version's type, capabilities, client info, log level (each -32602),
  * then whether the version is served (-32022 with era_unsupported_data).
@@ -176,11 +173,6 @@ typedef int (*era_header_fn)(void *ctx, const char *name, struct strbuf *out);
  * decoded.  Returns 1 when present, 0 when absent, -1 when its encoding
  * is bad. */
 int era_header_decode(const char *raw, struct strbuf *out);
-/* Whether header `name` (read through `get`) equals `want`; fills *err
- * with -32020 and returns -1 when it is missing, badly encoded or
- * different. */
-int era_header_check(era_header_fn get, void *ctx, const char *name,
-                     const char *want, size_t want_len, era_error *err);
 /* A POST's MCP-Protocol-Version header (`raw`, NULL when absent) against
  * the version its body claims in params._meta: -1 with -32020 in *err
  * when the header is there and differs. */

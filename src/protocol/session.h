@@ -148,9 +148,6 @@ typedef struct session {
   void *data; /* the owner's */
 } session;
 
-/* What code outside the session layer still names the modern error by. */
-#define SESSION_ERR_MISSING_CAPABILITY ERA_ERR_MISSING_CAPABILITY
-
 session *session_new(const session_io *io, const session_handler *handler);
 /* Requests still in flight are detached: their late answers go nowhere. */
 void session_free(session *s);

@@ -228,6 +228,29 @@ static json_object *fast_parse(const char *line, size_t len);
 
 /* --- checking text without building it --------------------------------- */
 
+/* What the short escape \c stands for ('\n' for "\n"), or -1 when `c`
+ * starts no short escape; \u escapes are handled apart. */
+static int short_escape(int c) {
+  switch (c) {
+  case '"':
+  case '\\':
+  case '/':
+    return c;
+  case 'b':
+    return '\b';
+  case 'f':
+    return '\f';
+  case 'n':
+    return '\n';
+  case 'r':
+    return '\r';
+  case 't':
+    return '\t';
+  default:
+    return -1;
+  }
+}
+
 static const char *skip_string(const char *s, const char *end) {
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 1, n = (size_t)(end - s);
@@ -242,26 +265,16 @@ static const char *skip_string(const char *s, const char *end) {
     /* A backslash. */
     if (++i >= n)
       return NULL;
-    switch (s[i]) {
-    case '"':
-    case '\\':
-    case '/':
-    case 'b':
-    case 'f':
-    case 'n':
-    case 'r':
-    case 't':
-      i++;
-      break;
-    case 'u':
-      if (n - i < 5 || hex4(s + i + 1, &v) != 0 || v == 0 ||
-          (v >= 0xD800 && v <= 0xDFFF))
+    if (s[i] != 'u') {
+      if (short_escape(u[i]) < 0)
         return NULL;
-      i += 5;
-      break;
-    default:
-      return NULL;
+      i++;
+      continue;
     }
+    if (n - i < 5 || hex4(s + i + 1, &v) != 0 || v == 0 ||
+        (v >= 0xD800 && v <= 0xDFFF))
+      return NULL;
+    i += 5;
   }
 }
 
@@ -467,32 +480,13 @@ static int fast_string(fast_text *t, char *buf, size_t size, int terminate,
   for (o = i; i < n;) {
     size_t j;
     /* A backslash: only the short escapes are decoded here. */
-    switch (u[++i]) {
-    case '"':
-    case '\\':
-    case '/':
-      dst[o++] = (char)u[i];
-      break;
-    case 'b':
-      dst[o++] = '\b';
-      break;
-    case 'f':
-      dst[o++] = '\f';
-      break;
-    case 'n':
-      dst[o++] = '\n';
-      break;
-    case 'r':
-      dst[o++] = '\r';
-      break;
-    case 't':
-      dst[o++] = '\t';
-      break;
-    default:
+    int c = short_escape(u[++i]);
+    if (c < 0) {
       free(*heap);
       *heap = NULL;
       return -1;
     }
+    dst[o++] = (char)c;
     j = skip_plain(u, ++i, n);
     memcpy(dst + o, u + i, j - i);
     o += j - i;

@@ -62,9 +62,10 @@ const FORGED = ['{"forged":"write"}', '{"forged":"printf"}'];
 /**
  * For each containable fault, checks the one response the faulty call got
  * and says which stderr line must name the plugin.  The answers are the
- * ones src/call.c gives: complete() on a call that is not ASYNC, or a
- * second one, is refused and logged while the first result stands; a
- * return value other than MCPD_OK/MCPD_ERROR is -32603, logged.
+ * ones src/call/ gives: complete() on a call that is not ASYNC, or a
+ * second one, is refused and logged while the first result stands
+ * (host_api.c); a return value other than MCPD_OK/MCPD_ERROR is -32603,
+ * logged (result.c).
  */
 const CONTAINED = {
   stdout: {

@@ -25,6 +25,16 @@ int unit_known_bugs(void) {
   return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
+char *unit_fd_text(int fd) {
+  struct stat st;
+  char *text;
+  ck_assert_int_eq(fstat(fd, &st), 0);
+  text = calloc(1, (size_t)st.st_size + 1);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_int_eq(pread(fd, text, (size_t)st.st_size, 0), (ssize_t)st.st_size);
+  return text;
+}
+
 static const char *tmp_base(void) {
   const char *base = getenv("TMPDIR");
   return base != NULL && base[0] == '/' ? base : "/tmp";
@@ -292,8 +302,7 @@ json_object *harness_response(harness *h, int id) {
   return harness_msg(h, (size_t)harness_response_index(h, id));
 }
 
-json_object *harness_tool(harness *h, int id, const char *name,
-                          const char *args) {
+void harness_send_tool(harness *h, int id, const char *name, const char *args) {
   char line[2048];
 
   snprintf(line, sizeof(line),
@@ -301,6 +310,11 @@ json_object *harness_tool(harness *h, int id, const char *name,
            "\"params\":{\"name\":\"%s\"%s%s}}",
            id, name, args ? ",\"arguments\":" : "", args ? args : "");
   harness_line(h, line);
+}
+
+json_object *harness_tool(harness *h, int id, const char *name,
+                          const char *args) {
+  harness_send_tool(h, id, name, args);
   return harness_response(h, id);
 }
 
@@ -330,6 +344,21 @@ void harness_initialize(harness *h, const char *version) {
                   "\"method\":\"notifications/initialized\"}");
   ck_assert_uint_eq(h->cap.n, 1);
   harness_clear(h);
+}
+
+void harness_start_good(harness *h) {
+  harness_init(h, NULL);
+  harness_session(h);
+  harness_copy(h, "good.so", "good.so");
+  ck_assert_uint_eq(loader_scan(&h->srv.loader), 1);
+  harness_turn(h);
+  harness_initialize(h, "2025-11-25");
+}
+
+mcpd_self *harness_good_self(harness *h) {
+  reg_entry *e = registry_find(&h->srv.registry, REG_TOOL, "add");
+  ck_assert_ptr_nonnull(e);
+  return &e->owner->self;
 }
 
 json_object *parse_json(const char *text) {

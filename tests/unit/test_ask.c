@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "era.h"
 #include "jsonrpc.h"
 #include "loader.h"
 #include "unit.h"
@@ -86,20 +87,11 @@ static void client_request_id(char *id, size_t size) {
   json_object_put(msg);
 }
 
-static void send_tool(int id, const char *name, const char *args) {
-  char line[512];
-  snprintf(line, sizeof(line),
-           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
-           "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
-           id, name, args);
-  harness_line(&h, line);
-}
-
 START_TEST(test_request_answered) {
   char id[64], line[256];
   json_object *msg;
 
-  send_tool(1, "ask", SAMPLING_ARGS);
+  harness_send_tool(&h, 1, "ask", SAMPLING_ARGS);
   client_request_id(id, sizeof(id));
   snprintf(line, sizeof(line),
            "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"model\":\"m\"}}",
@@ -119,7 +111,7 @@ START_TEST(test_request_times_out) {
   char id[64];
   json_object *msg, *cancel;
 
-  send_tool(1, "ask", SAMPLING_ARGS);
+  harness_send_tool(&h, 1, "ask", SAMPLING_ARGS);
   client_request_id(id, sizeof(id));
   msg = harness_response(&h, 1);
   ck_assert(json_object_get_boolean(json_path(msg, "result.isError")));
@@ -141,7 +133,7 @@ START_TEST(test_request_given_up_with_its_call) {
   char id[64];
   json_object *cancel;
 
-  send_tool(1, "ask_async", SAMPLING_ARGS);
+  harness_send_tool(&h, 1, "ask_async", SAMPLING_ARGS);
   client_request_id(id, sizeof(id));
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                    "cancelled\",\"params\":{\"requestId\":1}}");
@@ -161,7 +153,7 @@ END_TEST
 START_TEST(test_undeclared_capability_refused) {
   json_object *msg;
 
-  send_tool(1, "ask", SAMPLING_ARGS);
+  harness_send_tool(&h, 1, "ask", SAMPLING_ARGS);
   msg = harness_response(&h, 1);
   ck_assert(json_object_get_boolean(json_path(msg, "result.isError")));
   ck_assert_str_eq(
@@ -261,7 +253,7 @@ END_TEST
 
 START_TEST(test_modern_missing_capability_named) {
   json_object *msg = modern_ask(1, "{}", "");
-  ck_assert_int_eq(response_error_code(msg), SESSION_ERR_MISSING_CAPABILITY);
+  ck_assert_int_eq(response_error_code(msg), ERA_ERR_MISSING_CAPABILITY);
   ck_assert_str_eq(plain(json_path(msg, "error.data.requiredCapabilities")),
                    "{\"sampling\":{}}");
   json_object_put(msg);

@@ -82,14 +82,7 @@ static void log_begin(void) {
 
 /* Everything logged since log_begin() (malloc'd). */
 static char *log_text(void) {
-  struct stat st;
-  char *text;
-  ck_assert_int_eq(fstat(log_fd, &st), 0);
-  text = calloc(1, (size_t)st.st_size + 1);
-  ck_assert_ptr_nonnull(text);
-  ck_assert_int_eq(pread(log_fd, text, (size_t)st.st_size, 0),
-                   (ssize_t)st.st_size);
-  return text;
+  return unit_fd_text(log_fd);
 }
 
 static void log_end(void) {

@@ -15,12 +15,7 @@
 static harness h;
 
 static void setup(void) {
-  harness_init(&h, NULL);
-  harness_session(&h);
-  harness_copy(&h, "good.so", "good.so");
-  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  harness_turn(&h);
-  harness_initialize(&h, "2025-11-25");
+  harness_start_good(&h);
 }
 
 static void teardown(void) {
@@ -42,12 +37,6 @@ static size_t responses_to(int id) {
   return n;
 }
 
-static mcpd_self *good_self(void) {
-  reg_entry *e = registry_find(&h.srv.registry, REG_TOOL, "add");
-  ck_assert_ptr_nonnull(e);
-  return &e->owner->self;
-}
-
 /* What the test tool below saw of its request. */
 static struct {
   char name[64];
@@ -64,14 +53,15 @@ static int record_request(mcpd_call *call, const mcpd_request *req) {
   snprintf(seen.meta, sizeof(seen.meta), "%s",
            req->meta ? plain(req->meta) : "null");
   seen.host_is_table = req->host == &call_host_api;
-  seen.self_is_owner = req->self == good_self();
+  seen.self_is_owner = req->self == harness_good_self(&h);
   return req->host->result_text(call, "recorded");
 }
 
 static void add_test_tool(const char *name, mcpd_exec exec,
                           int (*cb)(mcpd_call *, const mcpd_request *)) {
   mcpd_tool def = {.name = name, .call = cb, .exec = exec};
-  ck_assert_int_eq(call_host_api.add_tool(good_self(), &def), MCPD_OK);
+  ck_assert_int_eq(call_host_api.add_tool(harness_good_self(&h), &def),
+                   MCPD_OK);
 }
 
 /* INLINE, POOL and ASYNC calls each end in one answer, and no call is

@@ -22,12 +22,7 @@ static mcpd_call *kept;
 static char complete_error[256];
 
 static void setup(void) {
-  harness_init(&h, NULL);
-  harness_session(&h);
-  harness_copy(&h, "good.so", "good.so");
-  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  harness_turn(&h);
-  harness_initialize(&h, "2025-11-25");
+  harness_start_good(&h);
   kept = NULL;
   complete_error[0] = '\0';
 }

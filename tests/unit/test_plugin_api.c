@@ -22,12 +22,7 @@ static memory_transport other;
 static int other_open;
 
 static void setup(void) {
-  harness_init(&h, NULL);
-  harness_session(&h);
-  harness_copy(&h, "good.so", "good.so");
-  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  harness_turn(&h);
-  harness_initialize(&h, "2025-11-25");
+  harness_start_good(&h);
 }
 
 static void teardown(void) {
@@ -35,12 +30,6 @@ static void teardown(void) {
   if (other_open)
     memory_transport_free(&other);
   other_open = 0;
-}
-
-static mcpd_self *good_self(void) {
-  reg_entry *e = registry_find(&h.srv.registry, REG_TOOL, "add");
-  ck_assert_ptr_nonnull(e);
-  return &e->owner->self;
 }
 
 static int answer_ok(mcpd_call *call, const mcpd_request *req) {
@@ -65,15 +54,18 @@ START_TEST(test_tool_added_and_removed_on_the_loop) {
   mcpd_tool def = {.name = "rt", .call = answer_ok, .exec = MCPD_EXEC_INLINE};
   json_object *msg;
 
-  ck_assert_int_eq(call_host_api.add_tool(good_self(), &def), MCPD_OK);
+  ck_assert_int_eq(call_host_api.add_tool(harness_good_self(&h), &def),
+                   MCPD_OK);
   ck_assert_ptr_nonnull(registry_find(&h.srv.registry, REG_TOOL, "rt"));
   msg = harness_tool(&h, 1, "rt", NULL);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.content.0.text")), "ok");
   json_object_put(msg);
-  ck_assert_int_eq(call_host_api.remove_tool(good_self(), "rt"), MCPD_OK);
+  ck_assert_int_eq(call_host_api.remove_tool(harness_good_self(&h), "rt"),
+                   MCPD_OK);
   ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "rt"));
-  ck_assert_int_eq(call_host_api.remove_tool(good_self(), "rt"), MCPD_ERROR);
+  ck_assert_int_eq(call_host_api.remove_tool(harness_good_self(&h), "rt"),
+                   MCPD_ERROR);
   ck_assert_str_eq(call_host_api.last_error(),
                    "plugin \"good\" offers no tool \"rt\"");
 }
@@ -84,12 +76,14 @@ START_TEST(test_bad_reports_refused) {
       .name = "has space", .call = answer_ok, .exec = MCPD_EXEC_INLINE};
   char *log;
 
-  ck_assert_int_eq(call_host_api.add_tool(good_self(), &def), MCPD_ERROR);
+  ck_assert_int_eq(call_host_api.add_tool(harness_good_self(&h), &def),
+                   MCPD_ERROR);
   log = harness_log(&h);
   ck_assert_ptr_nonnull(strstr(log, "plugin \"good\": add_tool refused"));
   free(log);
-  ck_assert_int_eq(call_host_api.resource_updated(good_self(), "relative"),
-                   MCPD_ERROR);
+  ck_assert_int_eq(
+      call_host_api.resource_updated(harness_good_self(&h), "relative"),
+      MCPD_ERROR);
   ck_assert_str_eq(call_host_api.last_error(),
                    "resource_updated: self must not be NULL and uri must be "
                    "an absolute URI");
@@ -102,7 +96,8 @@ END_TEST
 START_TEST(test_roots_callback_only_on_the_loop) {
   mcpd_tool def = {
       .name = "roots_pool", .call = roots_off_loop, .exec = MCPD_EXEC_POOL};
-  ck_assert_int_eq(call_host_api.add_tool(good_self(), &def), MCPD_OK);
+  ck_assert_int_eq(call_host_api.add_tool(harness_good_self(&h), &def),
+                   MCPD_OK);
   json_object_put(harness_tool(&h, 1, "roots_pool", NULL));
   ck_assert_str_eq(roots_error, "-1 on_roots_changed: call it on the loop "
                                 "thread (init(), INLINE callbacks)");
@@ -132,8 +127,9 @@ START_TEST(test_log_lines_routed) {
   set_level(h.session, "warning");
   set_level(b, "warning");
   harness_clear(&h);
-  call_host_api.log(good_self(), MCPD_LOG_WARNING, "for %s", "everyone");
-  call_host_api.log(good_self(), MCPD_LOG_INFO, "for %s", "nobody");
+  call_host_api.log(harness_good_self(&h), MCPD_LOG_WARNING, "for %s",
+                    "everyone");
+  call_host_api.log(harness_good_self(&h), MCPD_LOG_INFO, "for %s", "nobody");
   harness_turn(&h);
   ck_assert_uint_eq(harness_count(&h.cap, "for everyone"), 1);
   ck_assert_uint_eq(harness_count(&other, "for everyone"), 1);
@@ -149,7 +145,7 @@ START_TEST(test_log_rate_limited) {
   set_level(h.session, "info");
   harness_clear(&h);
   for (int i = 0; i < 250; i++)
-    call_host_api.log(good_self(), MCPD_LOG_INFO, "burst %d", i);
+    call_host_api.log(harness_good_self(&h), MCPD_LOG_INFO, "burst %d", i);
   harness_turn(&h);
   ck_assert_uint_eq(harness_count(&h.cap, "burst "), 200);
 }

@@ -29,8 +29,6 @@ static int both_listed(harness *hh, void *arg) {
 }
 
 static void setup_with(const char *const *extra) {
-  char line[512];
-
   harness_init(&h, extra);
   /* Workers run mcpd itself, not this test program. */
   worker_set_program(MCPD_BIN);
@@ -39,12 +37,11 @@ static void setup_with(const char *const *extra) {
   harness_copy(&h, "asker.so", "asker.so");
   loader_scan(&h.srv.loader);
   harness_run_until(&h, both_listed, NULL);
-  snprintf(line, sizeof(line),
-           "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
-           "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":"
-           "{\"sampling\":{}},\"clientInfo\":{\"name\":\"unit\","
-           "\"version\":\"0\"}}}");
-  harness_line(&h, line);
+  harness_line(
+      &h, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
+          "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":"
+          "{\"sampling\":{}},\"clientInfo\":{\"name\":\"unit\","
+          "\"version\":\"0\"}}}");
   harness_line(&h, "{\"jsonrpc\":\"2.0\","
                    "\"method\":\"notifications/initialized\"}");
   harness_clear(&h);

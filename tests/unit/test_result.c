@@ -21,23 +21,12 @@ static harness h;
 static char misuse_error[256];
 
 static void setup(void) {
-  harness_init(&h, NULL);
-  harness_session(&h);
-  harness_copy(&h, "good.so", "good.so");
-  ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
-  harness_turn(&h);
-  harness_initialize(&h, "2025-11-25");
+  harness_start_good(&h);
   misuse_error[0] = '\0';
 }
 
 static void teardown(void) {
   harness_free(&h);
-}
-
-static mcpd_self *good_self(void) {
-  reg_entry *e = registry_find(&h.srv.registry, REG_TOOL, "add");
-  ck_assert_ptr_nonnull(e);
-  return &e->owner->self;
 }
 
 #define SUM_SCHEMA                                                             \
@@ -93,7 +82,8 @@ static void add_tool(const char *name, const char *output_schema,
                    .output_schema = output_schema,
                    .call = cb,
                    .exec = MCPD_EXEC_INLINE};
-  ck_assert_int_eq(call_host_api.add_tool(good_self(), &def), MCPD_OK);
+  ck_assert_int_eq(call_host_api.add_tool(harness_good_self(&h), &def),
+                   MCPD_OK);
 }
 
 static void add_resource(const char *uri,
@@ -103,7 +93,8 @@ static void add_resource(const char *uri,
                        .mime_type = "text/plain",
                        .read = cb,
                        .exec = MCPD_EXEC_INLINE};
-  ck_assert_int_eq(call_host_api.add_resource(good_self(), &def), MCPD_OK);
+  ck_assert_int_eq(call_host_api.add_resource(harness_good_self(&h), &def),
+                   MCPD_OK);
 }
 
 /* The result of response `msg`, as mcpd's plain JSON. */

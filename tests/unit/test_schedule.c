@@ -39,15 +39,6 @@ static void teardown(void) {
   harness_free(&h);
 }
 
-static void send_tool(int id, const char *name, const char *args) {
-  char line[512];
-  snprintf(line, sizeof(line),
-           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
-           "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
-           id, name, args);
-  harness_line(&h, line);
-}
-
 static int in_flight_is(harness *hh, void *arg) {
   return hh->srv.exec.in_flight == *(unsigned *)arg;
 }
@@ -58,9 +49,9 @@ START_TEST(test_fair_share_across_plugins) {
   json_object *msg;
 
   ck_assert_uint_eq(h.srv.exec.pool_cap, 1);
-  send_tool(1, "stuck", "{\"ms\":300}");
-  send_tool(2, "slow", "{\"ms\":1}");
-  send_tool(3, "meta_pool", "{}");
+  harness_send_tool(&h, 1, "stuck", "{\"ms\":300}");
+  harness_send_tool(&h, 2, "slow", "{\"ms\":1}");
+  harness_send_tool(&h, 3, "meta_pool", "{}");
   msg = harness_response(&h, 3);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.content.0.text")), "null");
@@ -80,8 +71,8 @@ END_TEST
 START_TEST(test_waiting_call_withdrawn_on_cancel) {
   unsigned one = 1;
 
-  send_tool(1, "stuck", "{\"ms\":300}");
-  send_tool(2, "slow", "{\"ms\":1}");
+  harness_send_tool(&h, 1, "stuck", "{\"ms\":300}");
+  harness_send_tool(&h, 2, "slow", "{\"ms\":1}");
   ck_assert_uint_eq(h.srv.exec.in_flight, 2);
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                    "cancelled\",\"params\":{\"requestId\":2}}");
@@ -98,7 +89,7 @@ END_TEST
 START_TEST(test_deadline_answers_once) {
   json_object *msg;
 
-  send_tool(1, "stuck", "{\"ms\":250}");
+  harness_send_tool(&h, 1, "stuck", "{\"ms\":250}");
   msg = harness_response(&h, 1);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_REQUEST_TIMEOUT);
   ck_assert_str_eq(json_object_get_string(json_path(msg, "error.message")),

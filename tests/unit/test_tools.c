@@ -47,40 +47,9 @@ static void teardown(void) {
   harness_free(&h);
 }
 
-/* Index of the response with integer id `id`, or -1. */
-static long response_index(int id) {
-  for (size_t i = 0; i < h.cap.n; i++) {
-    json_object *msg = harness_msg(&h, i), *v;
-    int match = json_object_is_type(msg, json_type_object) &&
-                json_object_object_get_ex(msg, "id", &v) &&
-                json_object_is_type(v, json_type_int) &&
-                json_object_get_int(v) == id &&
-                (json_object_object_get_ex(msg, "result", NULL) ||
-                 json_object_object_get_ex(msg, "error", NULL));
-    json_object_put(msg);
-    if (match)
-      return (long)i;
-  }
-  return -1;
-}
-
+/* harness_run_until's test: request `*(int *)arg` has its response. */
 static int have_response(harness *hh, void *arg) {
-  (void)hh;
-  return response_index(*(int *)arg) >= 0;
-}
-
-/* Sends tools/call `name` with `args` (JSON text, may be NULL) as request
- * `id`, runs the loop until it is answered and returns the response. */
-static json_object *call(int id, const char *name, const char *args) {
-  char line[1024];
-
-  snprintf(line, sizeof(line),
-           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
-           "\"params\":{\"name\":\"%s\"%s%s}}",
-           id, name, args ? ",\"arguments\":" : "", args ? args : "");
-  harness_line(&h, line);
-  harness_run_until(&h, have_response, &id);
-  return harness_msg(&h, (size_t)response_index(id));
+  return harness_response_index(hh, *(int *)arg) >= 0;
 }
 
 /* The text of content block `i` of a tools/call result. */
@@ -100,8 +69,8 @@ static int is_error_result(json_object *msg) {
 }
 
 START_TEST(test_add_structured) {
-  json_object *msg = call(1, "add", "{\"a\":2,\"b\":40}");
-  size_t i = (size_t)response_index(1);
+  json_object *msg = harness_tool(&h, 1, "add", "{\"a\":2,\"b\":40}");
+  size_t i = (size_t)harness_response_index(&h, 1);
 
   ck_assert_str_eq(h.cap.msgs[i],
                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":"
@@ -109,7 +78,7 @@ START_TEST(test_add_structured) {
                    "\"structuredContent\":{\"sum\":42}}}");
   json_object_put(msg);
 
-  msg = call(2, "add", "{\"a\":0.5,\"b\":-2}");
+  msg = harness_tool(&h, 2, "add", "{\"a\":0.5,\"b\":-2}");
   ck_assert_double_eq(
       json_object_get_double(json_path(msg, "result.structuredContent.sum")),
       -1.5);
@@ -120,8 +89,8 @@ START_TEST(test_add_structured) {
 END_TEST
 
 START_TEST(test_echo_plugin) {
-  json_object *msg =
-      call(1, "echo", "{\"text\":\"a\\u0000b / caf\\u00e9 \\\"q\\\"\"}");
+  json_object *msg = harness_tool(
+      &h, 1, "echo", "{\"text\":\"a\\u0000b / caf\\u00e9 \\\"q\\\"\"}");
   json_object *text = json_path(msg, "result.content.0.text");
 
   ck_assert_ptr_nonnull(text);
@@ -136,7 +105,7 @@ START_TEST(test_echo_plugin) {
 END_TEST
 
 START_TEST(test_nothing_is_internal_error) {
-  json_object *msg = call(1, "nothing", NULL);
+  json_object *msg = harness_tool(&h, 1, "nothing", NULL);
 
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   ck_assert_ptr_nonnull(strstr(
@@ -146,21 +115,21 @@ START_TEST(test_nothing_is_internal_error) {
 END_TEST
 
 START_TEST(test_garbage_is_internal_error) {
-  json_object *msg = call(1, "garbage", "{}");
+  json_object *msg = harness_tool(&h, 1, "garbage", "{}");
 
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   ck_assert_ptr_nonnull(strstr(
       json_object_get_string(json_path(msg, "error.message")), "garbage"));
   json_object_put(msg);
   /* The server carries on. */
-  msg = call(2, "add", "{\"a\":1,\"b\":1}");
+  msg = harness_tool(&h, 2, "add", "{\"a\":1,\"b\":1}");
   ck_assert_str_eq(text_of(msg, 0), "2");
   json_object_put(msg);
 }
 END_TEST
 
 START_TEST(test_fail_is_error_result) {
-  json_object *msg = call(1, "fail", NULL);
+  json_object *msg = harness_tool(&h, 1, "fail", NULL);
 
   ck_assert_int_eq(response_error_code(msg), 0);
   ck_assert(is_error_result(msg));
@@ -171,7 +140,7 @@ END_TEST
 
 /* Bad arguments are a tool error the model reads, naming the argument. */
 START_TEST(test_invalid_arguments) {
-  json_object *msg = call(1, "add", "{\"a\":\"two\",\"b\":1}");
+  json_object *msg = harness_tool(&h, 1, "add", "{\"a\":\"two\",\"b\":1}");
 
   ck_assert_int_eq(response_error_code(msg), 0);
   ck_assert(is_error_result(msg));
@@ -179,23 +148,23 @@ START_TEST(test_invalid_arguments) {
   ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "add"));
   json_object_put(msg);
 
-  msg = call(2, "add", "{\"a\":1}");
+  msg = harness_tool(&h, 2, "add", "{\"a\":1}");
   ck_assert(is_error_result(msg));
   ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "argument 'b'"));
   json_object_put(msg);
 
-  msg = call(3, "add", "{\"a\":1,\"b\":2,\"c\":3}");
+  msg = harness_tool(&h, 3, "add", "{\"a\":1,\"b\":2,\"c\":3}");
   ck_assert(is_error_result(msg));
   ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "argument 'c'"));
   json_object_put(msg);
 
   /* Absent arguments are an empty object, so "required" still applies. */
-  msg = call(4, "async_echo", NULL);
+  msg = harness_tool(&h, 4, "async_echo", NULL);
   ck_assert(is_error_result(msg));
   ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "argument 'text'"));
   json_object_put(msg);
 
-  msg = call(5, "slow", "{\"ms\":-1}");
+  msg = harness_tool(&h, 5, "slow", "{\"ms\":-1}");
   ck_assert(is_error_result(msg));
   ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "argument 'ms'"));
   json_object_put(msg);
@@ -203,7 +172,7 @@ START_TEST(test_invalid_arguments) {
 END_TEST
 
 START_TEST(test_unknown_tool) {
-  json_object *msg = call(1, "no_such_tool", "{}");
+  json_object *msg = harness_tool(&h, 1, "no_such_tool", "{}");
 
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INVALID_PARAMS);
   ck_assert_ptr_nonnull(strstr(
@@ -213,7 +182,7 @@ START_TEST(test_unknown_tool) {
 END_TEST
 
 START_TEST(test_pool_tool) {
-  json_object *msg = call(1, "slow", "{\"ms\":10}");
+  json_object *msg = harness_tool(&h, 1, "slow", "{\"ms\":10}");
 
   ck_assert(!is_error_result(msg));
   ck_assert_str_eq(text_of(msg, 0), "slept 10");
@@ -237,7 +206,7 @@ START_TEST(test_pool_concurrent) {
   harness_wait(&h, 6);
   for (int id = 1; id <= 6; id++) {
     char want[32];
-    json_object *msg = harness_msg(&h, (size_t)response_index(id));
+    json_object *msg = harness_msg(&h, (size_t)harness_response_index(&h, id));
     snprintf(want, sizeof(want), "slept %d", 5 * (7 - id));
     ck_assert_str_eq(text_of(msg, 0), want);
     json_object_put(msg);
@@ -246,7 +215,8 @@ START_TEST(test_pool_concurrent) {
 END_TEST
 
 START_TEST(test_async_tool) {
-  json_object *msg = call(1, "async_echo", "{\"text\":\"from a thread\"}");
+  json_object *msg =
+      harness_tool(&h, 1, "async_echo", "{\"text\":\"from a thread\"}");
 
   ck_assert(!is_error_result(msg));
   ck_assert_str_eq(text_of(msg, 0), "from a thread");
@@ -267,7 +237,7 @@ START_TEST(test_progress) {
     int id = 7;
     harness_run_until(&h, have_response, &id);
   }
-  answer = response_index(7);
+  answer = harness_response_index(&h, 7);
   for (long i = 0; i < answer; i++) {
     json_object *msg = harness_msg(&h, (size_t)i);
     double p;
@@ -310,7 +280,7 @@ START_TEST(test_progress_integer_token) {
 END_TEST
 
 START_TEST(test_no_progress_without_token) {
-  json_object *msg = call(1, "progress", "{\"steps\":3}");
+  json_object *msg = harness_tool(&h, 1, "progress", "{\"steps\":3}");
 
   ck_assert_str_eq(text_of(msg, 0), "done");
   json_object_put(msg);
@@ -327,8 +297,7 @@ static int listed(const char *name) {
   harness_clear(&h);
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"id\":900,\"method\":"
                    "\"tools/list\"}");
-  harness_run_until(&h, have_response, &id);
-  msg = harness_msg(&h, (size_t)response_index(900));
+  msg = harness_response(&h, id);
   tools = json_path(msg, "result.tools");
   ck_assert_ptr_nonnull(tools);
   for (size_t i = 0; i < json_object_array_length(tools); i++)
@@ -354,7 +323,7 @@ START_TEST(test_dynamic_tools) {
 
   ck_assert(!listed("extra"));
   harness_clear(&h);
-  msg = call(1, "dyn_add", "{\"name\":\"extra\"}");
+  msg = harness_tool(&h, 1, "dyn_add", "{\"name\":\"extra\"}");
   ck_assert_str_eq(text_of(msg, 0), "ok");
   json_object_put(msg);
   /* Announced on the next loop turn, once. */
@@ -365,36 +334,36 @@ START_TEST(test_dynamic_tools) {
   ck_assert_uint_eq(count_list_changed(), 1);
 
   ck_assert(listed("extra"));
-  msg = call(2, "extra", NULL);
+  msg = harness_tool(&h, 2, "extra", NULL);
   ck_assert_str_eq(text_of(msg, 0), "dynamic extra");
   json_object_put(msg);
 
   /* A name already taken is refused, and the plugin learns why from
    * last_error(), not only the log. */
-  msg = call(3, "dyn_add", "{\"name\":\"add\"}");
+  msg = harness_tool(&h, 3, "dyn_add", "{\"name\":\"add\"}");
   ck_assert(is_error_result(msg));
   ck_assert_str_eq(text_of(msg, 0),
                    "add_tool(\"add\") failed: tool \"add\" is already offered "
                    "by plugin \"good\"");
   json_object_put(msg);
-  msg = call(5, "dyn_add", "{\"name\":\"has space\"}");
+  msg = harness_tool(&h, 5, "dyn_add", "{\"name\":\"has space\"}");
   ck_assert(is_error_result(msg));
   ck_assert_ptr_nonnull(strstr(text_of(msg, 0), "is invalid"));
   json_object_put(msg);
 
   harness_clear(&h);
-  msg = call(4, "dyn_remove", "{\"name\":\"extra\"}");
+  msg = harness_tool(&h, 4, "dyn_remove", "{\"name\":\"extra\"}");
   ck_assert_str_eq(text_of(msg, 0), "ok");
   json_object_put(msg);
   harness_turn(&h);
   ck_assert_uint_eq(count_list_changed(), 1);
   ck_assert(!listed("extra"));
-  msg = call(5, "extra", NULL);
+  msg = harness_tool(&h, 5, "extra", NULL);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INVALID_PARAMS);
   json_object_put(msg);
 
   /* A plugin may only remove its own tools. */
-  msg = call(6, "dyn_remove", "{\"name\":\"echo\"}");
+  msg = harness_tool(&h, 6, "dyn_remove", "{\"name\":\"echo\"}");
   ck_assert(is_error_result(msg));
   json_object_put(msg);
   ck_assert(listed("echo"));
@@ -411,7 +380,7 @@ START_TEST(test_reload_announced) {
   harness_clear(&h);
   harness_turn(&h);
   ck_assert_uint_eq(count_list_changed(), 1);
-  msg = call(1, "version", NULL);
+  msg = harness_tool(&h, 1, "version", NULL);
   ck_assert_str_eq(text_of(msg, 0), "1");
   json_object_put(msg);
 
@@ -426,10 +395,10 @@ START_TEST(test_reload_announced) {
   harness_clear(&h);
   harness_turn(&h);
   ck_assert_uint_eq(count_list_changed(), 1);
-  msg = call(2, "version", NULL);
+  msg = harness_tool(&h, 2, "version", NULL);
   ck_assert_str_eq(text_of(msg, 0), "2");
   json_object_put(msg);
-  msg = call(3, "v2_only", NULL);
+  msg = harness_tool(&h, 3, "v2_only", NULL);
   ck_assert_str_eq(text_of(msg, 0), "v2");
   json_object_put(msg);
   ck_assert(listed("v2_only"));
@@ -457,10 +426,10 @@ START_TEST(test_log_tool) {
   char *log;
   size_t levels = 0;
 
-  json_object_put(call(1, "log", NULL));
+  json_object_put(harness_tool(&h, 1, "log", NULL));
   harness_clear(&h);
   /* Nothing reaches a client that did not ask for logs... */
-  msg = call(2, "log", NULL);
+  msg = harness_tool(&h, 2, "log", NULL);
   json_object_put(msg);
   ck_assert_uint_eq(h.cap.n, 1);
 
@@ -469,7 +438,7 @@ START_TEST(test_log_tool) {
                    "\"logging/setLevel\",\"params\":{\"level\":"
                    "\"warning\"}}");
   harness_clear(&h);
-  msg = call(5, "log", NULL);
+  msg = harness_tool(&h, 5, "log", NULL);
   ck_assert_str_eq(text_of(msg, 0), "logged");
   json_object_put(msg);
   for (size_t i = 0; i + 1 < h.cap.n; i++) {
@@ -499,7 +468,7 @@ START_TEST(test_log_tool) {
 END_TEST
 
 START_TEST(test_config_tool) {
-  json_object *msg = call(1, "config", NULL);
+  json_object *msg = harness_tool(&h, 1, "config", NULL);
 
   ck_assert_str_eq(text_of(msg, 0), "null");
   json_object_put(msg);
@@ -545,10 +514,10 @@ START_TEST(test_cancel) {
   harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                    "cancelled\",\"params\":{\"requestId\":1,\"reason\":"
                    "\"user\"}}");
-  msg = call(2, "add", "{\"a\":1,\"b\":2}");
+  msg = harness_tool(&h, 2, "add", "{\"a\":1,\"b\":2}");
   json_object_put(msg);
   harness_run_until(&h, harness_calls_done, NULL);
-  ck_assert_int_lt(response_index(1), 0);
+  ck_assert_int_lt(harness_response_index(&h, 1), 0);
   ck_assert_uint_eq(h.session->requests_in_flight, 0);
 }
 END_TEST
@@ -601,8 +570,7 @@ START_TEST(test_unload_during_call) {
   ck_assert_int_eq(unlink(harness_path(&h, "good.so")), 0);
   ck_assert_uint_eq(loader_scan(&h.srv.loader), 1);
   ck_assert_ptr_null(registry_find(&h.srv.registry, REG_TOOL, "slow"));
-  harness_run_until(&h, have_response, &id);
-  msg = harness_msg(&h, (size_t)response_index(1));
+  msg = harness_response(&h, id);
   ck_assert_str_eq(text_of(msg, 0), "slept 100");
   json_object_put(msg);
   ck_assert_uint_eq(h.srv.exec.in_flight, 0);
@@ -646,8 +614,7 @@ START_TEST(test_paging_many) {
              cursor[0] ? "\"" : "");
     harness_clear(&h);
     harness_line(&h, line);
-    harness_run_until(&h, have_response, &id);
-    msg = harness_msg(&h, (size_t)response_index(id));
+    msg = harness_response(&h, id);
     ck_assert_int_eq(response_error_code(msg), 0);
     total += json_object_array_length(json_path(msg, "result.tools"));
     next = json_path(msg, "result.nextCursor");
@@ -695,7 +662,7 @@ START_TEST(test_serializer_cannot_inject) {
   json_object *msg;
 
   harness_clear(&h);
-  msg = call(1, "serializer", NULL);
+  msg = harness_tool(&h, 1, "serializer", NULL);
   ck_assert_uint_eq(h.cap.n, 1);
   ck_assert_ptr_null(strchr(h.cap.msgs[0], '\n'));
   ck_assert_ptr_null(strstr(h.cap.msgs[0], "forged"));
@@ -706,7 +673,7 @@ END_TEST
 
 /* The table entry's data and the call's name reach the callback. */
 START_TEST(test_entry_data) {
-  json_object *msg = call(1, "data_echo", NULL);
+  json_object *msg = harness_tool(&h, 1, "data_echo", NULL);
   ck_assert_str_eq(text_of(msg, 0), "data_echo entry-data");
   json_object_put(msg);
 }
@@ -733,7 +700,7 @@ START_TEST(test_every_builder) {
   json_object *msg;
 
   harness_clear(&h);
-  msg = call(1, "builders", NULL);
+  msg = harness_tool(&h, 1, "builders", NULL);
   ck_assert_str_eq(
       h.cap.msgs[0],
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":["
@@ -751,7 +718,7 @@ START_TEST(test_every_builder) {
       "\"blob\":\"Ymxi\"}}]}}");
   json_object_put(msg);
   harness_clear(&h);
-  msg = call(2, "json_result", NULL);
+  msg = harness_tool(&h, 2, "json_result", NULL);
   ck_assert_str_eq(h.cap.msgs[0],
                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":["
                    "{\"type\":\"text\",\"text\":\"whole\"}],"
@@ -766,7 +733,7 @@ START_TEST(test_bogus_return_code) {
   json_object *msg;
 
   harness_clear(&h);
-  msg = call(1, "bogus", NULL);
+  msg = harness_tool(&h, 1, "bogus", NULL);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   ck_assert_ptr_nonnull(strstr(
       json_object_get_string(json_path(msg, "error.message")), "returned 7"));
@@ -899,7 +866,7 @@ START_TEST(test_use_after_complete_refused) {
   char *log;
 
   harness_clear(&h);
-  msg = call(1, "complete_twice", NULL);
+  msg = harness_tool(&h, 1, "complete_twice", NULL);
   ck_assert_str_eq(
       json_object_get_string(json_path(msg, "result.content.0.text")), "once");
   json_object_put(msg);
@@ -924,7 +891,7 @@ START_TEST(test_complete_after_failure_refused) {
   int report = 100;
 
   harness_clear(&h);
-  msg = call(1, "fail_then_complete", NULL);
+  msg = harness_tool(&h, 1, "fail_then_complete", NULL);
   ck_assert_int_eq(response_error_code(msg), JSONRPC_INTERNAL_ERROR);
   json_object_put(msg);
   start_ticking();
@@ -1060,7 +1027,7 @@ END_TEST
 
 /* A crash in one test does not affect the next: the harness still works. */
 START_TEST(test_after_crash) {
-  json_object *msg = call(1, "add", "{\"a\":20,\"b\":22}");
+  json_object *msg = harness_tool(&h, 1, "add", "{\"a\":20,\"b\":22}");
   ck_assert_str_eq(text_of(msg, 0), "42");
   json_object_put(msg);
 }

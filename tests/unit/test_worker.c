@@ -171,6 +171,16 @@ static void teardown(void) {
 
 static const char ok_call[] = "{\"name\":\"ok\",\"arguments\":{}}";
 
+/* Forwards tools/call with `params` to the worker, answered into `a`;
+ * returns the call's id, for worker_cancel(). */
+static uint64_t call_tool(const char *params, answer *a) {
+  uint64_t id = 0;
+  ck_assert_int_eq(
+      worker_call(plug, "tools/call", params, strlen(params), a, done, &id), 0);
+  ck_assert_uint_gt(id, 0);
+  return id;
+}
+
 /* Starts the worker and waits until its tools are listed. */
 static void start_worker(void) {
   uint64_t id;
@@ -190,11 +200,7 @@ static void start_worker(void) {
 
 static void call_ok(void) {
   answer a = {0};
-  uint64_t id = 0;
-  ck_assert_int_eq(worker_call(plug, "tools/call", ok_call, sizeof(ok_call) - 1,
-                               &a, done, &id),
-                   0);
-  ck_assert_uint_gt(id, 0);
+  call_tool(ok_call, &a);
   run_until(answered, &a, 5000);
   ck_assert_int_eq(a.calls, 1);
   ck_assert_str_eq(a.message, "");
@@ -218,12 +224,8 @@ START_TEST(test_crash_fails_calls_and_restarts) {
   int changed_before;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a[0], done, &id),
-      0);
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", segv, sizeof(segv) - 1, &a[1], done, &id),
-      0);
+  call_tool(slow, &a[0]);
+  call_tool(segv, &a[1]);
   changed_before = changed;
   run_until(both_answered, a, 5000);
   for (int i = 0; i < 2; i++) {
@@ -263,9 +265,7 @@ START_TEST(test_cancel_grace_kills) {
   uint64_t id;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", hang, sizeof(hang) - 1, &a, done, &id),
-      0);
+  id = call_tool(hang, &a);
   worker_cancel(plug, id, 200);
   /* Cancelling again does not push the grace period back. */
   worker_cancel(plug, id, 60000);
@@ -279,25 +279,32 @@ START_TEST(test_cancel_grace_kills) {
 }
 END_TEST
 
+/* Starts the worker, forwards a 20-second slow_ok that stops when
+ * cancelled, cancels it with `grace_ms` and checks that it was answered
+ * once, as cancelled.  Returns its id. */
+static uint64_t cancel_slow_call(answer *a, uint64_t grace_ms) {
+  static const char slow[] =
+      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
+  uint64_t id;
+
+  start_worker();
+  id = call_tool(slow, a);
+  worker_cancel(plug, id, grace_ms);
+  run_until(answered, a, 5000);
+  ck_assert_int_eq(a->calls, 1);
+  ck_assert_msg(strstr(a->text, "cancelled") != NULL, "text: %s", a->text);
+  return id;
+}
+
 /* A call that stops when cancelled ends on the host too: the worker
  * answers the forwarded request once its plugin stopped, so the call's
  * entry leaves the link (the host drops the answer if its client
  * cancelled). */
 START_TEST(test_cancel_ends_the_call) {
-  static const char slow[] =
-      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
   answer a = {0};
-  uint64_t id;
+  uint64_t id = cancel_slow_call(&a, 0);
 
-  start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
-      0);
-  worker_cancel(plug, id, 0);
-  run_until(answered, &a, 5000);
-  ck_assert_int_eq(a.calls, 1);
   ck_assert_str_eq(a.message, "");
-  ck_assert_msg(strstr(a.text, "cancelled") != NULL, "text: %s", a.text);
   /* Cancelling a call that is over tells nobody anything. */
   worker_cancel(plug, id, 0);
   call_ok();
@@ -308,19 +315,9 @@ END_TEST
 /* Past a deadline, a call that stops within the grace period keeps its
  * worker: only one that ignores its cancellation is killed. */
 START_TEST(test_cancel_grace_spares_a_call_that_stops) {
-  static const char slow[] =
-      "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":20000}}";
   answer a = {0};
-  uint64_t id;
 
-  start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
-      0);
-  worker_cancel(plug, id, 300);
-  run_until(answered, &a, 5000);
-  ck_assert_int_eq(a.calls, 1);
-  ck_assert_msg(strstr(a.text, "cancelled") != NULL, "text: %s", a.text);
+  cancel_slow_call(&a, 300);
   /* Well past the grace period, the worker still runs: nothing reported
    * a kill, its tools stayed, and it answers. */
   run_for(600);
@@ -336,12 +333,9 @@ START_TEST(test_stop_fails_calls) {
   static const char slow[] =
       "{\"name\":\"slow_ok\",\"arguments\":{\"ms\":5000}}";
   answer a = {0};
-  uint64_t id;
 
   start_worker();
-  ck_assert_int_eq(
-      worker_call(plug, "tools/call", slow, sizeof(slow) - 1, &a, done, &id),
-      0);
+  call_tool(slow, &a);
   worker_stop(plug);
   ck_assert_int_eq(a.calls, 1);
   ck_assert_str_eq(a.message, "the plugin was unloaded");

@@ -63,6 +63,9 @@ Suite *host_api_suite(void);
  * that `make check` stays green while the fixes are pending; remove the
  * switch for each one once its bug is fixed. */
 int unit_known_bugs(void);
+/* Everything in the file open as `fd` (malloc'd, NUL-terminated), read
+ * without moving its offset: what a test logged there so far. */
+char *unit_fd_text(int fd);
 
 typedef struct harness {
   char dir[PATH_MAX];      /* the private plugin directory (0700) */
@@ -122,8 +125,10 @@ long harness_response_index(harness *h, int id);
 /* Runs the loop until the response with integer id `id` came (or 3 seconds
  * passed, which fails the test); returns it parsed (the caller puts it). */
 json_object *harness_response(harness *h, int id);
-/* Sends tools/call `name` with `args` (JSON text, or NULL) as request `id`
- * and returns its response, as harness_response(). */
+/* Sends tools/call `name` with `args` (JSON text, or NULL for none) as
+ * request `id`, without waiting for its answer. */
+void harness_send_tool(harness *h, int id, const char *name, const char *args);
+/* harness_send_tool(), then returns the response, as harness_response(). */
 json_object *harness_tool(harness *h, int id, const char *name,
                           const char *args);
 /* Drops every captured message. */
@@ -134,6 +139,12 @@ int harness_calls_done(harness *h, void *arg);
 size_t harness_count(const memory_transport *out, const char *needle);
 /* Sends initialize for `version` and checks the answer. */
 void harness_initialize(harness *h, const char *version);
+/* harness_init() and harness_session(), with good.so loaded, the startup
+ * announcement flushed and a 2025-11-25 session initialized: the setup of
+ * the suites that drive one plugin's calls. */
+void harness_start_good(harness *h);
+/* good.so's own mcpd_self, as its callbacks get it. */
+mcpd_self *harness_good_self(harness *h);
 
 /* Parses `text` (must be valid JSON). */
 json_object *parse_json(const char *text);
