@@ -15,8 +15,14 @@
  * a few pages (64 in flight fill two). */
 #define CHUNK_SLOTS 64
 /* Chunks are never moved or freed, so a handle resolves without the table
- * lock: 16384 chunks, about a million calls in flight at once. */
-#define MAX_CHUNKS 16384
+ * lock.  Their addresses sit in blocks of BLOCK_CHUNKS, reached from a
+ * short static directory: 16384 chunks, about a million calls in flight at
+ * once, while a small server touches one block and a few words of static
+ * data (a flat array of 16384 pointers would spread the statics that
+ * follow it over pages of their own). */
+#define BLOCK_CHUNKS 128
+#define MAX_BLOCKS 128
+#define MAX_CHUNKS (BLOCK_CHUNKS * MAX_BLOCKS)
 /* Slot numbers take the low half of a handle, generations the high half. */
 #define HALF_BITS (sizeof(uintptr_t) * 4)
 #define LOW_MASK (((uintptr_t)1 << HALF_BITS) - 1)
@@ -30,21 +36,30 @@ struct handle_slot {
   handle_slot *next_free;
 };
 
+typedef _Atomic(handle_slot *) chunk_ref;
+
 /* Growth and the free list belong to the one thread that adds and removes
  * handles (the loop); other threads only resolve them. */
 static struct {
-  _Atomic(handle_slot *) chunks[MAX_CHUNKS];
   size_t n_chunks;
   handle_slot *free_head, *free_tail; /* oldest first */
+  _Atomic(chunk_ref *) blocks[MAX_BLOCKS];
 } table;
 
 /* Adds a chunk of free slots. */
 static int grow(void) {
   size_t base = table.n_chunks * CHUNK_SLOTS;
+  chunk_ref *block;
   handle_slot *chunk;
 
   if (table.n_chunks == MAX_CHUNKS || base + CHUNK_SLOTS > LOW_MASK)
     return -1;
+  block = atomic_load(&table.blocks[table.n_chunks / BLOCK_CHUNKS]);
+  if (block == NULL) {
+    if ((block = calloc(BLOCK_CHUNKS, sizeof(*block))) == NULL)
+      return -1;
+    atomic_store(&table.blocks[table.n_chunks / BLOCK_CHUNKS], block);
+  }
   if ((chunk = calloc(CHUNK_SLOTS, sizeof(*chunk))) == NULL)
     return -1;
   for (size_t i = 0; i < CHUNK_SLOTS; i++) {
@@ -58,7 +73,8 @@ static int grow(void) {
       table.free_head = &chunk[i];
     table.free_tail = &chunk[i];
   }
-  atomic_store(&table.chunks[table.n_chunks++], chunk);
+  atomic_store(&block[table.n_chunks % BLOCK_CHUNKS], chunk);
+  table.n_chunks++;
   return 0;
 }
 
@@ -98,12 +114,18 @@ uintptr_t handles_add(void *object, const char *owner) {
 /* The slot a handle names, or NULL; nothing locked. */
 static handle_slot *slot_of(uintptr_t h) {
   size_t index = (size_t)(h & LOW_MASK);
+  size_t n;
+  chunk_ref *block;
   handle_slot *chunk;
 
   if (index == 0 || (index - 1) / CHUNK_SLOTS >= MAX_CHUNKS)
     return NULL;
   index--;
-  chunk = atomic_load(&table.chunks[index / CHUNK_SLOTS]);
+  n = index / CHUNK_SLOTS;
+  block = atomic_load(&table.blocks[n / BLOCK_CHUNKS]);
+  if (block == NULL)
+    return NULL;
+  chunk = atomic_load(&block[n % BLOCK_CHUNKS]);
   return chunk != NULL ? &chunk[index % CHUNK_SLOTS] : NULL;
 }
 
