@@ -16,13 +16,19 @@
 #endif
 
 #include "plugin_file.h"
+#include "strbuf.h"
 
 void plugin_file_dir_of(const char *path, char *out, size_t len) {
   const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  if (len == 0)
+    return;
   if (slash == NULL)
-    snprintf(out, len, ".");
-  else
-    snprintf(out, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    path = ".", n = 1;
+  if (n > len - 1)
+    n = len - 1;
+  memcpy(out, path, n);
+  out[n] = '\0';
 }
 
 static int check_safe(const char *what, const char *path, const struct stat *st,
@@ -190,7 +196,14 @@ static int make_copy_dir(plugin_files *f) {
 static int open_copy(plugin_files *f, const char *base, plugin_copy *c) {
   c->fd = memfd_create(base, MFD_CLOEXEC);
   if (c->fd >= 0) {
-    snprintf(c->path, sizeof(c->path), "/proc/self/fd/%d", c->fd);
+    {
+      char tmp[24];
+      size_t n;
+      const char *digits = strbuf_format_int64(tmp, c->fd, &n);
+      memcpy(c->path, "/proc/self/fd/", 14);
+      memcpy(c->path + 14, digits, n);
+      c->path[14 + n] = '\0';
+    }
     /* Without /proc, dlopen() could not reach the memfd. */
     if (access(c->path, R_OK) == 0) {
       c->is_memfd = 1;
