@@ -17,6 +17,7 @@
 #include "log.h"
 #include "server.h"
 #include "settings.h"
+#include "strbuf.h"
 #include "transport_stdio.h"
 #include "watchdog.h"
 #ifdef MCPD_WITH_HTTP
@@ -128,8 +129,11 @@ int main(int argc, char **argv) {
    * never waits for it.  libuv reads the size once, before its first use;
    * --threads (or "threads") wins over UV_THREADPOOL_SIZE. */
   {
-    char n[24];
-    snprintf(n, sizeof(n), "%zu", opts.call.threads);
+    char tmp[25];
+    size_t len;
+    /* No printf at start-up: a quiet server never needs its pages. */
+    const char *n = strbuf_format_int64(tmp, (int64_t)opts.call.threads, &len);
+    tmp[24] = '\0';
     setenv("UV_THREADPOOL_SIZE", n, opts.call.threads != MCPD_DEFAULT_THREADS);
   }
 

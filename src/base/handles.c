@@ -10,13 +10,19 @@
 
 #include "handles.h"
 
-/* A slot is about 150 bytes and every slot of a chunk is written when the
- * chunk is added: small chunks keep a server with a few calls in flight at
- * a few pages (64 in flight fill two). */
+/* A slot is 80 bytes and every slot of a chunk is written when the chunk
+ * is added: small chunks keep a server with a few calls in flight at a few
+ * pages (64 in flight fill one or two). */
 #define CHUNK_SLOTS 64
 /* Chunks are never moved or freed, so a handle resolves without the table
- * lock: 16384 chunks, about a million calls in flight at once. */
-#define MAX_CHUNKS 16384
+ * lock.  Their addresses sit in blocks of BLOCK_CHUNKS, reached from a
+ * short static directory: 16384 chunks, about a million calls in flight at
+ * once, while a small server touches one block and a few words of static
+ * data (a flat array of 16384 pointers would spread the statics that
+ * follow it over pages of their own). */
+#define BLOCK_CHUNKS 128
+#define MAX_BLOCKS 128
+#define MAX_CHUNKS (BLOCK_CHUNKS * MAX_BLOCKS)
 /* Slot numbers take the low half of a handle, generations the high half. */
 #define HALF_BITS (sizeof(uintptr_t) * 4)
 #define LOW_MASK (((uintptr_t)1 << HALF_BITS) - 1)
@@ -25,26 +31,45 @@ struct handle_slot {
   uv_mutex_t lock;
   uintptr_t generation; /* bumped on every remove */
   void *object;         /* NULL while free */
-  char owner[HANDLES_OWNER_MAX + 1];
+  const char *owner;    /* an owner_name's, or "" */
   size_t index;
   handle_slot *next_free;
 };
 
+/* An owner's name, kept for good: a stale handle of a plugin long gone
+ * still finds it, and a slot holds a pointer rather than a copy (80 bytes
+ * a slot instead of 144).  There are as many as distinct names were ever
+ * given, which is about the number of plugins. */
+typedef struct owner_name {
+  struct owner_name *next;
+  char name[];
+} owner_name;
+
+typedef _Atomic(handle_slot *) chunk_ref;
+
 /* Growth and the free list belong to the one thread that adds and removes
  * handles (the loop); other threads only resolve them. */
 static struct {
-  _Atomic(handle_slot *) chunks[MAX_CHUNKS];
   size_t n_chunks;
   handle_slot *free_head, *free_tail; /* oldest first */
+  owner_name *names, *last;           /* last: the one added last */
+  _Atomic(chunk_ref *) blocks[MAX_BLOCKS];
 } table;
 
 /* Adds a chunk of free slots. */
 static int grow(void) {
   size_t base = table.n_chunks * CHUNK_SLOTS;
+  chunk_ref *block;
   handle_slot *chunk;
 
   if (table.n_chunks == MAX_CHUNKS || base + CHUNK_SLOTS > LOW_MASK)
     return -1;
+  block = atomic_load(&table.blocks[table.n_chunks / BLOCK_CHUNKS]);
+  if (block == NULL) {
+    if ((block = calloc(BLOCK_CHUNKS, sizeof(*block))) == NULL)
+      return -1;
+    atomic_store(&table.blocks[table.n_chunks / BLOCK_CHUNKS], block);
+  }
   if ((chunk = calloc(CHUNK_SLOTS, sizeof(*chunk))) == NULL)
     return -1;
   for (size_t i = 0; i < CHUNK_SLOTS; i++) {
@@ -52,13 +77,15 @@ static int grow(void) {
       abort();
     chunk[i].index = base + i;
     chunk[i].generation = 1;
+    chunk[i].owner = "";
     if (table.free_tail != NULL)
       table.free_tail->next_free = &chunk[i];
     else
       table.free_head = &chunk[i];
     table.free_tail = &chunk[i];
   }
-  atomic_store(&table.chunks[table.n_chunks++], chunk);
+  atomic_store(&block[table.n_chunks % BLOCK_CHUNKS], chunk);
+  table.n_chunks++;
   return 0;
 }
 
@@ -66,44 +93,65 @@ static uintptr_t handle_of(const handle_slot *s) {
   return ((s->generation & LOW_MASK) << HALF_BITS) | (s->index + 1);
 }
 
+/* The kept copy of the first `len` bytes of `owner`, or NULL when out of
+ * memory.  The same plugin adds handle after handle, so the last name
+ * comes first. */
+static const char *owner_of(const char *owner, size_t len) {
+  owner_name *n = table.last;
+
+  if (len == 0)
+    return "";
+  if (n == NULL || memcmp(n->name, owner, len) != 0 || n->name[len] != '\0')
+    for (n = table.names; n != NULL; n = n->next)
+      if (memcmp(n->name, owner, len) == 0 && n->name[len] == '\0')
+        break;
+  if (n == NULL) {
+    if ((n = malloc(sizeof(*n) + len + 1)) == NULL)
+      return NULL;
+    memcpy(n->name, owner, len);
+    n->name[len] = '\0';
+    n->next = table.names;
+    table.names = n;
+  }
+  table.last = n;
+  return n->name;
+}
+
 uintptr_t handles_add(void *object, const char *owner) {
+  size_t len = owner != NULL ? strnlen(owner, HANDLES_OWNER_MAX) : 0;
+  const char *name = owner_of(owner, len);
   handle_slot *s;
 
-  if (table.free_head == NULL && grow() != 0)
+  if (name == NULL || (table.free_head == NULL && grow() != 0))
     return 0;
   s = table.free_head;
   table.free_head = s->next_free;
   if (table.free_head == NULL)
     table.free_tail = NULL;
 
-  {
-    size_t len = owner != NULL ? strnlen(owner, HANDLES_OWNER_MAX) : 0;
-    /* Only this thread writes owner, so it may read it unlocked: a slot
-     * reused by the same plugin, the common case, keeps the name. */
-    int same = memcmp(s->owner, owner != NULL ? owner : "", len) == 0 &&
-               s->owner[len] == '\0';
-    uv_mutex_lock(&s->lock);
-    s->object = object;
-    s->next_free = NULL;
-    if (!same) {
-      if (len > 0)
-        memcpy(s->owner, owner, len);
-      s->owner[len] = '\0';
-    }
-    uv_mutex_unlock(&s->lock);
-  }
+  uv_mutex_lock(&s->lock);
+  s->object = object;
+  s->next_free = NULL;
+  s->owner = name;
+  uv_mutex_unlock(&s->lock);
   return handle_of(s);
 }
 
 /* The slot a handle names, or NULL; nothing locked. */
 static handle_slot *slot_of(uintptr_t h) {
   size_t index = (size_t)(h & LOW_MASK);
+  size_t n;
+  chunk_ref *block;
   handle_slot *chunk;
 
   if (index == 0 || (index - 1) / CHUNK_SLOTS >= MAX_CHUNKS)
     return NULL;
   index--;
-  chunk = atomic_load(&table.chunks[index / CHUNK_SLOTS]);
+  n = index / CHUNK_SLOTS;
+  block = atomic_load(&table.blocks[n / BLOCK_CHUNKS]);
+  if (block == NULL)
+    return NULL;
+  chunk = atomic_load(&block[n % BLOCK_CHUNKS]);
   return chunk != NULL ? &chunk[index % CHUNK_SLOTS] : NULL;
 }
 
@@ -123,7 +171,7 @@ void *handles_enter(uintptr_t h, handle_slot **slot,
   }
   /* Stale: the owner's name is still there unless the slot was reused. */
   if (s->object == NULL && ((s->generation - 1) & LOW_MASK) == generation)
-    memcpy(owner, s->owner, sizeof(s->owner));
+    memcpy(owner, s->owner, strlen(s->owner) + 1);
   uv_mutex_unlock(&s->lock);
   return NULL;
 }

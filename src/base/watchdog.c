@@ -61,28 +61,50 @@ static uint64_t now_ns(void) {
 
 /* The last SIGTERM or SIGINT, set from the signal handler. */
 static atomic_int asked;
-static struct sigaction previous[NSIG];
+/* The handlers installed before ours, for the few signals caught (SIGTERM
+ * and SIGINT): a short table rather than one entry per signal number, so
+ * it shares a page with the rest of the static data. */
+#define WATCHED_MAX 4
+static struct {
+  int signum; /* 0 while free */
+  struct sigaction previous;
+} watched[WATCHED_MAX];
 
 static void on_signal(int signum, siginfo_t *info, void *context) {
-  struct sigaction *p = &previous[signum];
   atomic_store(&asked, signum);
-  if (p->sa_flags & SA_SIGINFO) {
-    if (p->sa_sigaction != NULL)
-      p->sa_sigaction(signum, info, context);
-  } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
-    p->sa_handler(signum);
+  for (size_t i = 0; i < WATCHED_MAX; i++) {
+    struct sigaction *p = &watched[i].previous;
+    if (watched[i].signum != signum)
+      continue;
+    if (p->sa_flags & SA_SIGINFO) {
+      if (p->sa_sigaction != NULL)
+        p->sa_sigaction(signum, info, context);
+    } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+      p->sa_handler(signum);
+    }
+    return;
   }
 }
 
 void watchdog_catch(int signum) {
   struct sigaction sa;
-  if (signum <= 0 || signum >= NSIG ||
-      sigaction(signum, NULL, &previous[signum]) != 0)
+  size_t i;
+
+  if (signum <= 0 || signum >= NSIG)
     return;
+  for (i = 0; i < WATCHED_MAX; i++)
+    if (watched[i].signum == signum || watched[i].signum == 0)
+      break;
+  /* A second call for a signal would keep our own handler as the one to
+   * chain to, which would call itself. */
+  if (i == WATCHED_MAX || watched[i].signum == signum ||
+      sigaction(signum, NULL, &watched[i].previous) != 0)
+    return;
+  watched[i].signum = signum;
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = on_signal;
-  sa.sa_flags = SA_SIGINFO | (previous[signum].sa_flags & SA_RESTART);
-  sa.sa_mask = previous[signum].sa_mask;
+  sa.sa_flags = SA_SIGINFO | (watched[i].previous.sa_flags & SA_RESTART);
+  sa.sa_mask = watched[i].previous.sa_mask;
   sigaction(signum, &sa, NULL);
 }
 

@@ -15,7 +15,8 @@ int watchdog_start(int input_fd);
 /* Stops and joins the thread. */
 void watchdog_stop(void);
 /* Notes `signum` for the thread, then runs the handler installed before
- * (libuv's): call after uv_signal_start() for that signal. */
+ * (libuv's): call after uv_signal_start() for that signal, once.  Up to
+ * four signals are watched; further ones are ignored. */
 void watchdog_catch(int signum);
 
 /* On the loop thread, around plugin code: `plugin`, `what` (a kind of

@@ -16,13 +16,19 @@
 #endif
 
 #include "plugin_file.h"
+#include "strbuf.h"
 
 void plugin_file_dir_of(const char *path, char *out, size_t len) {
   const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  if (len == 0)
+    return;
   if (slash == NULL)
-    snprintf(out, len, ".");
-  else
-    snprintf(out, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    path = ".", n = 1;
+  if (n > len - 1)
+    n = len - 1;
+  memcpy(out, path, n);
+  out[n] = '\0';
 }
 
 static int check_safe(const char *what, const char *path, const struct stat *st,
@@ -190,7 +196,14 @@ static int make_copy_dir(plugin_files *f) {
 static int open_copy(plugin_files *f, const char *base, plugin_copy *c) {
   c->fd = memfd_create(base, MFD_CLOEXEC);
   if (c->fd >= 0) {
-    snprintf(c->path, sizeof(c->path), "/proc/self/fd/%d", c->fd);
+    {
+      char tmp[24];
+      size_t n;
+      const char *digits = strbuf_format_int64(tmp, c->fd, &n);
+      memcpy(c->path, "/proc/self/fd/", 14);
+      memcpy(c->path + 14, digits, n);
+      c->path[14 + n] = '\0';
+    }
     /* Without /proc, dlopen() could not reach the memfd. */
     if (access(c->path, R_OK) == 0) {
       c->is_memfd = 1;
@@ -274,6 +287,23 @@ static int write_all(int out, const char *buf, size_t n) {
   return 0;
 }
 
+/* One pread() of up to `want` bytes at `off` and its write to `out`:
+ * returns what was copied, 0 at the end, -1 when the read failed (errno
+ * set) or -2 when the write failed (err set).  The buffer lives in this
+ * frame of its own, so the usual kernel copy never pushes the stack 64 KiB
+ * deeper (a page that, once touched, stays resident). */
+static __attribute__((noinline)) ssize_t
+copy_read(int in, int out, off_t off, size_t want, char *err, size_t errlen) {
+  char buf[65536];
+  ssize_t n = pread(in, buf, want < sizeof(buf) ? want : sizeof(buf), off);
+
+  if (n > 0 && write_all(out, buf, (size_t)n) != 0) {
+    snprintf(err, errlen, "writing private copy failed: %s", strerror(errno));
+    return -2;
+  }
+  return n;
+}
+
 /* Copies `in` from its start into `out` at its current offset, and sets
  * *copied to how much that was.  The kernel copies without passing the
  * bytes through us where it can.  `in` is read at explicit offsets, so its
@@ -286,7 +316,6 @@ static int copy_fd(int in, int out, off_t *copied, char *err, size_t errlen) {
   copy_method method = COPY_READ;
 #endif
   off_t off = 0;
-  char buf[65536];
 
   for (;;) {
     size_t want = (size_t)(MCPD_PLUGIN_MAX_SIZE + 1 - off);
@@ -322,15 +351,11 @@ static int copy_fd(int in, int out, off_t *copied, char *err, size_t errlen) {
     }
 #endif
     if (method == COPY_READ) {
-      n = pread(in, buf, want < sizeof(buf) ? want : sizeof(buf), off);
-      if (n > 0) {
-        if (write_all(out, buf, (size_t)n) != 0) {
-          snprintf(err, errlen, "writing private copy failed: %s",
-                   strerror(errno));
-          return -1;
-        }
+      n = copy_read(in, out, off, want, err, errlen);
+      if (n == -2)
+        return -1;
+      if (n > 0)
         off += n;
-      }
     }
     if (n < 0) {
       if (errno == EINTR)

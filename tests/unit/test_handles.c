@@ -95,12 +95,36 @@ START_TEST(test_reuse_is_a_new_handle) {
 }
 END_TEST
 
+/* Slots past the first block of chunk addresses (8192 slots) resolve like
+ * the first ones, and a handle naming a slot in a block never grown
+ * resolves to nothing. */
+START_TEST(test_many_blocks) {
+  enum { N = 9000 };
+  static int objects[N];
+  static uintptr_t handles[N];
+  uintptr_t far = ((uintptr_t)1 << (sizeof(uintptr_t) * 4)) | 500000;
+
+  for (int i = 0; i < N; i++) {
+    handles[i] = handles_add(&objects[i], "many");
+    ck_assert(handles[i] != 0);
+  }
+  for (int i = 0; i < N; i++)
+    assert_resolves(handles[i], &objects[i]);
+  ck_assert_str_eq(stale_owner(far), "");
+  for (int i = 0; i < N; i++)
+    handles_remove(handles[i]);
+  for (int i = 0; i < N; i++)
+    ck_assert_str_eq(stale_owner(handles[i]), "many");
+}
+END_TEST
+
 Suite *handles_suite(void) {
   Suite *s = suite_create("handles");
   TCase *tc = tcase_create("core");
 
   tcase_add_test(tc, test_add_enter_remove);
   tcase_add_test(tc, test_reuse_is_a_new_handle);
+  tcase_add_test(tc, test_many_blocks);
   suite_add_tcase(s, tc);
   return s;
 }
