@@ -5,8 +5,9 @@
 # does)
 #
 # bench/baseline.sh builds COMMIT's mcpd and echo plugin beside this build;
-# then mcpd-load drives both side by side (--vs, alternating turns A B B A),
-# so machine load falls on both alike, and the table shows HEAD/BASELINE.
+# then mcpd-load drives both side by side (--vs, alternating turns A B B A,
+# once with each started first), so machine load falls on both alike, and
+# the table shows HEAD/BASELINE.
 # A floor's own rate swings with the machine's load, so comparing mcpd with
 # a floor can hide a loss that this comparison shows.  Knobs as in run.sh:
 # BENCH_REPS (default 7), BENCH_N (default 20000), BENCH_VERBOSE=1.
@@ -44,13 +45,20 @@ broke=0
 head_args="$mcpd --plugins $tmp/head --no-watch --log-level error"
 base_args="$base/mcpd --plugins $tmp/base --no-watch --log-level error"
 
-# measure KEY REP MCPD-LOAD-ARGS...: HEAD is server 1, the baseline server 2;
-# appends "KEY head|base REP key=value..." to the results.
+# measure KEY REP MCPD-LOAD-ARGS...: runs the pair twice, HEAD as server 1
+# and then the baseline as server 1, and appends "KEY head|base REP ..."
+# and "KEY head2|base2 REP ..." to the results.  Both orders are needed:
+# on some machines the server mcpd-load starts first runs several times
+# faster at 1 in flight (where it lands beside the driver decides how
+# much each round trip pays for a wake-up), and the product of the two
+# orders' ratios cancels that factor.
 measure() {
   key=$1 rep=$2
   shift 2
   # shellcheck disable=SC2086
   bench_measure "$key" "$rep" head base "$@" -- $head_args --vs $base_args
+  # shellcheck disable=SC2086
+  bench_measure "$key" "$rep" base2 head2 "$@" -- $base_args --vs $head_args
 }
 
 echo_call="--method tools/call --tool echo --args {\"text\":\"hello\"}"
@@ -102,17 +110,20 @@ function fmt(f, v) {
     reps = rep
   if (key ~ /^echo/) {
     rss = val($0, "rss_kib")
+    sub(/2$/, "", who)
     if (rss > peak[who])
       peak[who] = rss
   }
 }
-function row(metric, key, goal,    r, x, y, hl, bl, ql, q, a, m) {
+function row(metric, key, goal,    r, x, y, x2, y2, hl, bl, ql, q, a, m) {
   hl = bl = ql = ""
   for (r = 1; r <= reps; r++) {
     x = rate[key, "head", r]; y = rate[key, "base", r]
-    if (x <= 0 || y <= 0)
+    x2 = rate[key, "head2", r]; y2 = rate[key, "base2", r]
+    if (x <= 0 || y <= 0 || x2 <= 0 || y2 <= 0)
       continue
-    hl = hl " " x; bl = bl " " y; ql = ql " " x / y
+    hl = hl " " sqrt(x * x2); bl = bl " " sqrt(y * y2)
+    ql = ql " " sqrt((x / y) * (x2 / y2))
   }
   q = median(ql)
   m = sort(ql, a)
