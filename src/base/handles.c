@@ -95,15 +95,16 @@ static uintptr_t handle_of(const handle_slot *s) {
 
 /* The kept copy of the first `len` bytes of `owner`, or NULL when out of
  * memory.  The same plugin adds handle after handle, so the last name
- * comes first. */
+ * comes first.  A kept name may be shorter than `len`: strncmp() stops at
+ * its end, where memcmp() would read past it. */
 static const char *owner_of(const char *owner, size_t len) {
   owner_name *n = table.last;
 
   if (len == 0)
     return "";
-  if (n == NULL || memcmp(n->name, owner, len) != 0 || n->name[len] != '\0')
+  if (n == NULL || strncmp(n->name, owner, len) != 0 || n->name[len] != '\0')
     for (n = table.names; n != NULL; n = n->next)
-      if (memcmp(n->name, owner, len) == 0 && n->name[len] == '\0')
+      if (strncmp(n->name, owner, len) == 0 && n->name[len] == '\0')
         break;
   if (n == NULL) {
     if ((n = malloc(sizeof(*n) + len + 1)) == NULL)
