@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "era.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "rpc_peer.h"
@@ -349,8 +350,9 @@ static void spawned_cb(void *arg, uv_stream_t *to) {
   json_object_object_add(info, "name", json_object_new_string("mcpd-host"));
   json_object_object_add(info, "version",
                          json_object_new_string(PACKAGE_VERSION));
+  /* The newest legacy revision: the worker is mcpd too. */
   json_object_object_add(params, "protocolVersion",
-                         json_object_new_string("2025-11-25"));
+                         json_object_new_string(era_negotiate(NULL)));
   json_object_object_add(params, "capabilities", caps);
   json_object_object_add(params, "clientInfo", info);
   request(w, P_INIT, "initialize", params);
