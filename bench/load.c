@@ -29,7 +29,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stddef.h>
@@ -671,7 +670,7 @@ static void close_server(load_run *r) {
 /* With two servers the measured requests go out in chunks, alternating
  * A B B A A B ..., so that whatever else the machine is doing falls on both
  * alike and neither always goes first. */
-static int run_load(load_run *servers, int count) {
+int load_run_servers(load_run *servers, int count) {
   load_run *r;
   int64_t done;
   int64_t c;
@@ -740,9 +739,9 @@ static int run_load(load_run *servers, int count) {
   return errors ? 1 : 0;
 }
 
-/* Spawns each server R times, alternating as run_load() does, and times
+/* Spawns each server R times, alternating as load_run_servers() does, and times
  * spawn to initialize answered. */
-static int run_startup(load_run *servers, int count) {
+int load_run_startup(load_run *servers, int count) {
   uint64_t *times[2];
   int64_t errors[2];
   int64_t total;
@@ -800,7 +799,7 @@ static int run_startup(load_run *servers, int count) {
 
 /* Builds the part of every request that follows the id, checking --args;
  * in the modern era with the envelope in params._meta. */
-static void build_request(load_run *r, const char *tool, const char *args) {
+void load_build_request(load_run *r, const char *tool, const char *args) {
   json_object *a;
   json_object *name;
   load_buf b;
@@ -844,216 +843,8 @@ static void on_alarm(int sig) {
   alarm_ticks++;
 }
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: mcpd-load [options] -- SERVER [ARGS...] [--vs SERVER2 "
-          "[ARGS...]]\n"
-          "  -n N               measured requests (default 10000)\n"
-          "  -w W               requests kept in flight (default 1)\n"
-          "  --method M         ping or tools/call (default ping)\n"
-          "  --tool NAME        tool for tools/call (default echo)\n"
-          "  --tool-vs NAME     tool for the --vs server (default --tool)\n"
-          "  --args JSON        tool arguments (default {\"text\":\"hello\"})\n"
-          "  --expect TEXT      every result must contain TEXT\n"
-          "  --warmup K         unmeasured requests first (default 1000)\n"
-          "  --label L          label for the output line\n"
-          "  --startup R        time spawn to initialize answered, R times\n"
-          "  --chunk C          with --vs, requests per turn (default 2000)\n"
-          "  --timeout S        seconds without a response before giving up"
-          " (default 10)\n"
-          "  --transport T      stdio or http (default stdio)\n"
-          "  --transport-vs T   transport of the --vs server (default"
-          " --transport)\n"
-          "  --era E            legacy (initialize, then requests) or modern"
-          "\n"
-          "                     (2026-07-28: no handshake, _meta on every"
-          " request)\n"
-          "  --era-vs E         era of the --vs server (default --era)\n"
-          "  -q, --quiet        send the server's stderr to /dev/null\n"
-          "With --vs, both servers run interleaved, one line each.\n"
-          "Over http the server must listen on port 0 and log \"listening on"
-          " http://HOST:PORT/PATH\"\n"
-          "on stderr; the driver connects there.\n"
-          "Prints one line of key=value pairs per server; exits 1 on any "
-          "error.\n");
-}
-
-static int64_t parse_count(const char *s, const char *what, int64_t min) {
-  char *end;
-  long long v;
-
-  errno = 0;
-  v = strtoll(s, &end, 10);
-  if (errno || *end != '\0' || v < min) {
-    fprintf(stderr, "mcpd-load: bad %s: %s\n", what, s);
-    exit(2);
-  }
-  return v;
-}
-
-/* 1 for the modern era, 0 for the legacy one. */
-static int parse_era(const char *name) {
-  if (strcmp(name, "legacy") == 0)
-    return 0;
-  if (strcmp(name, "modern") == 0)
-    return 1;
-  fprintf(stderr, "mcpd-load: bad era: %s (legacy or modern)\n", name);
-  exit(2);
-}
-
-static const load_transport *parse_transport(const char *name) {
-  if (strcmp(name, load_stdio_transport.name) == 0)
-    return &load_stdio_transport;
-  if (strcmp(name, load_http_transport.name) == 0)
-    return &load_http_transport;
-  fprintf(stderr, "mcpd-load: bad transport: %s (stdio or http)\n", name);
-  exit(2);
-}
-
-int main(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"method", required_argument, NULL, 'm'},
-      {"tool", required_argument, NULL, 't'},
-      {"tool-vs", required_argument, NULL, 'V'},
-      {"args", required_argument, NULL, 'a'},
-      {"expect", required_argument, NULL, 'e'},
-      {"warmup", required_argument, NULL, 'k'},
-      {"label", required_argument, NULL, 'l'},
-      {"startup", required_argument, NULL, 's'},
-      {"chunk", required_argument, NULL, 'c'},
-      {"timeout", required_argument, NULL, 'T'},
-      {"transport", required_argument, NULL, 'x'},
-      {"transport-vs", required_argument, NULL, 'X'},
-      {"era", required_argument, NULL, 'E'},
-      {"era-vs", required_argument, NULL, 'F'},
-      {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  load_run servers[2];
+void load_start(void) {
   struct sigaction sa;
-  const char *tool;
-  const char *tool_vs;
-  const load_transport *tp;
-  const load_transport *tp_vs;
-  int era;
-  int era_vs;
-  int count;
-  int i;
-  const char *args;
-  int c;
-
-  load_opt.n = 10000;
-  load_opt.window = 1;
-  load_opt.warmup = 1000;
-  load_opt.timeout_s = 10;
-  load_opt.method = "ping";
-  tool = "echo";
-  tool_vs = NULL;
-  tp = &load_stdio_transport;
-  tp_vs = NULL;
-  era = 0;
-  era_vs = -1;
-  args = "{\"text\":\"hello\"}";
-
-  while ((c = getopt_long(argc, argv, "+n:w:qh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'n':
-      load_opt.n = parse_count(optarg, "-n", 1);
-      break;
-    case 'w':
-      load_opt.window = parse_count(optarg, "-w", 1);
-      break;
-    case 'm':
-      load_opt.method = optarg;
-      break;
-    case 't':
-      tool = optarg;
-      break;
-    case 'V':
-      tool_vs = optarg;
-      break;
-    case 'a':
-      args = optarg;
-      break;
-    case 'e':
-      load_opt.expect = optarg;
-      break;
-    case 'k':
-      load_opt.warmup = parse_count(optarg, "--warmup", 0);
-      break;
-    case 'l':
-      load_opt.label = optarg;
-      break;
-    case 's':
-      load_opt.startup = (int)parse_count(optarg, "--startup", 1);
-      break;
-    case 'c':
-      load_opt.chunk = parse_count(optarg, "--chunk", 1);
-      break;
-    case 'T':
-      load_opt.timeout_s = (int)parse_count(optarg, "--timeout", 1);
-      break;
-    case 'x':
-      tp = parse_transport(optarg);
-      break;
-    case 'X':
-      tp_vs = parse_transport(optarg);
-      break;
-    case 'E':
-      era = parse_era(optarg);
-      break;
-    case 'F':
-      era_vs = parse_era(optarg);
-      break;
-    case 'q':
-      load_opt.quiet = 1;
-      break;
-    case 'h':
-      usage(stdout);
-      return 0;
-    default:
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (optind >= argc) {
-    usage(stderr);
-    return 2;
-  }
-
-  /* The first server's command runs up to "--vs", the second's after it. */
-  memset(servers, 0, sizeof(servers));
-  servers[0].argv = argv + optind;
-  servers[0].index = 1;
-  servers[0].tp = tp;
-  servers[1].tp = tp_vs ? tp_vs : tp;
-  servers[0].modern = era;
-  servers[1].modern = era_vs >= 0 ? era_vs : era;
-  count = 1;
-  for (i = optind; i < argc; i++) {
-    if (strcmp(argv[i], "--vs") == 0) {
-      argv[i] = NULL;
-      if (i == optind || i + 1 >= argc) {
-        usage(stderr);
-        return 2;
-      }
-      servers[1].argv = argv + i + 1;
-      servers[1].index = 2;
-      count = 2;
-      break;
-    }
-  }
-  if (load_opt.chunk == 0)
-    load_opt.chunk = count == 2 ? 2000 : load_opt.n;
-  if ((servers[0].modern || (count == 2 && servers[1].modern)) &&
-      strcmp(load_opt.method, "ping") == 0) {
-    fprintf(stderr, "mcpd-load: the modern era has no ping; use --method "
-                    "tools/call or a list\n");
-    return 2;
-  }
-  build_request(&servers[0], tool, args);
-  build_request(&servers[1], tool_vs ? tool_vs : tool, args);
 
   /* A dead server must show up as EPIPE, not kill the driver. */
   signal(SIGPIPE, SIG_IGN);
@@ -1064,8 +855,4 @@ int main(int argc, char **argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGALRM, &sa, NULL);
   load_set_tick(1);
-
-  if (load_opt.startup > 0)
-    return run_startup(servers, count);
-  return run_load(servers, count);
 }

@@ -194,6 +194,15 @@ void load_check_timeout(load_run *r);
 long load_reap(load_run *r);
 /* Turns the once-a-second SIGALRM tick on or off. */
 void load_set_tick(int on);
+/* Ignores SIGPIPE and starts the tick; once, before the runs. */
+void load_start(void);
+/* Writes the request text for r's method, `tool` and `args`. */
+void load_build_request(load_run *r, const char *tool, const char *args);
+/* Drives the servers (one, or two in turns) and prints a line for each;
+ * returns the driver's exit status. */
+int load_run_servers(load_run *servers, int count);
+/* Times spawn to initialize answered, load_opt.startup times each. */
+int load_run_startup(load_run *servers, int count);
 
 /* Handles one JSON-RPC message from the server, received at `now`: a
  * response is checked, timed and counted; a request is handed to the

@@ -18,7 +18,7 @@ bench_http_floor_SOURCES = bench/http-floor.c
 bench_http_floor_LDADD = $(MHD_LIBS) $(JSONC_LIBS)
 
 bench_mcpd_load_SOURCES = bench/load.c bench/load.h bench/load_stdio.c \
-	bench/load_http.c
+	bench/load_http.c bench/load_main.c
 bench_mcpd_load_LDADD = $(JSONC_LIBS)
 
 bench_mcpd_reload_SOURCES = bench/reload.c

@@ -10,8 +10,9 @@
 #   needs (nm), which catches a call through a hand-written prototype too;
 # - every edge is used: the graph says what the code does, no more;
 # - the folders of src/, its layers, use each other without a circle;
-# - the files of each bundled plugin (and plugins/common) call each other
-#   without a circle, judged on their objects.
+# - the files of each bundled plugin (and plugins/common), and those of
+#   the benchmark's load driver, call each other without a circle, judged
+#   on their objects.
 #
 # Exit 0 when clean, 1 with one line per violation otherwise.
 #
@@ -138,16 +139,15 @@ if [ -s "$tmp/fcycle" ]; then
   status=1
 fi
 
-# The bundled plugins: no circle between the files of one plugin, with
-# plugins/common counted in (libtool names its objects TARGET-FILE.o).
-for dir in "$builddir"/plugins/*/; do
-  p=$(basename "$dir")
-  [ "$p" = common ] && continue
-  objs=$(ls "$dir".libs/*.o "$builddir"/plugins/common/.libs/"$p"_la-*.o \
-    "$builddir"/plugins/common/.libs/*.o 2>/dev/null | sort -u)
-  [ -n "$objs" ] || continue
+# no_circle WHAT OBJECT...: the files behind the objects call each other
+# without a circle, judged by the symbols each defines and needs (libtool
+# and automake name objects TARGET-FILE.o, so the file is what follows the
+# last dash).
+no_circle() {
+  what=$1
+  shift
   : >"$tmp/pdefs"; : >"$tmp/pneeds"
-  for o in $objs; do
+  for o in "$@"; do
     f=$(basename "$o" .o); f=${f##*-}
     "$nm" -P "$o" 2>/dev/null | awk -v f="$f" -v t="$tmp" '
       $2 ~ /^[TDBRCGSV]$/ { print $1, f >> (t "/pdefs") }
@@ -158,11 +158,25 @@ for dir in "$builddir"/plugins/*/; do
     ($2 in def) && def[$2] != $1 { print def[$2], $1 }' \
     "$tmp/pdefs" "$tmp/pneeds" | sort -u | tsort >/dev/null 2>"$tmp/pcycle"
   if [ -s "$tmp/pcycle" ]; then
-    echo "layers: the files of plugins/$p call each other in a circle:"
+    echo "layers: the files of $what call each other in a circle:"
     sed 's/^tsort: /  /' "$tmp/pcycle"
     status=1
   fi
+}
+
+# The bundled plugins, each with plugins/common counted in; and the
+# benchmark's load driver, when `make bench` has built it.
+for dir in "$builddir"/plugins/*/; do
+  p=$(basename "$dir")
+  [ "$p" = common ] && continue
+  objs=$(ls "$dir".libs/*.o "$builddir"/plugins/common/.libs/*.o \
+    2>/dev/null | sort -u)
+  # shellcheck disable=SC2086
+  [ -z "$objs" ] || no_circle "plugins/$p" $objs
 done
+objs=$(ls "$builddir"/bench/load*.o 2>/dev/null)
+# shellcheck disable=SC2086
+[ -z "$objs" ] || no_circle "bench/mcpd-load" $objs
 
 [ -f "$tmp/fail" ] && status=1
 [ "$status" = 0 ] &&
