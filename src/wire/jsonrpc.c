@@ -81,22 +81,25 @@ static int integer_fits(const char *s, size_t n) {
 }
 
 /* What json-c's strict mode still lets through, checked in one pass:
- * numbers that are not JSON ("1.", "01", "-"), integers it would clamp,
- * raw control characters inside strings, and \u escapes of unpaired
- * surrogates.  Sets *pairs when escaped surrogate pairs occur (json-c
- * 0.16 decodes some of them wrongly; see unescape_pairs). */
-static int scan_text(const char *s, size_t n, int *pairs, int *nonfinite,
-                     const char **why) {
+ * numbers that are not JSON ("1.", "01", "-") and raw control characters
+ * inside strings.  It also counts what json-c would not read as JSON
+ * means it, for rewrite_text() to fix first: escaped surrogates, paired
+ * (json-c 0.16 decodes some of them wrongly) or lone, and integers beyond
+ * 64 bits (which json-c clamps).  *rewrite is set for any of these, and
+ * *bigints counts the integers. */
+static int scan_text(const char *s, size_t n, int *rewrite, size_t *bigints,
+                     int *nonfinite, const char **why) {
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 0;
-  *pairs = 0;
+  *rewrite = 0;
+  *bigints = 0;
   *nonfinite = 0;
   while (i < n) {
     char c = s[i];
     if (c == '"') {
       for (i++; i < n && s[i] != '"'; i++) {
         unsigned char b;
-        unsigned hi, lo;
+        unsigned hi;
         i = skip_plain(u, i, n);
         if (i >= n || s[i] == '"')
           break;
@@ -114,19 +117,8 @@ static int scan_text(const char *s, size_t n, int *pairs, int *nonfinite,
         if (n - i < 5 || hex4(s + i + 1, &hi) != 0)
           break; /* json-c reports the bad escape */
         i += 4;
-        if (hi >= 0xDC00 && hi <= 0xDFFF) {
-          *why = "unpaired UTF-16 surrogate escape";
-          return -1;
-        }
-        if (hi < 0xD800 || hi > 0xDBFF)
-          continue;
-        if (n - i < 7 || s[i + 1] != '\\' || s[i + 2] != 'u' ||
-            hex4(s + i + 3, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF) {
-          *why = "unpaired UTF-16 surrogate escape";
-          return -1;
-        }
-        i += 6;
-        *pairs = 1;
+        if (hi >= 0xD800 && hi <= 0xDFFF)
+          *rewrite = 1;
       }
       i++;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
@@ -161,8 +153,8 @@ static int scan_text(const char *s, size_t n, int *pairs, int *nonfinite,
       }
       if (int_end == i && int_end - start >= 19 &&
           !integer_fits(s + start, int_end - start)) {
-        *why = "integer out of range (beyond 64 bits)";
-        return -1;
+        *rewrite = 1;
+        (*bigints)++;
       }
     } else {
       /* json-c's strict mode still reads NaN and Infinity. */
@@ -177,20 +169,61 @@ bad_number:
   return -1;
 }
 
-/* Rewrites every escaped surrogate pair as the UTF-8 bytes it stands for,
- * into a new buffer.  json-c 0.16 turns a pair whose code point has low 16
- * bits in D800-DFFF (U+1D800, say) into U+FFFD; raw UTF-8 it keeps as is.
- * Only called after scan_text() found the pairs well formed. */
-static char *unescape_pairs(const char *s, size_t n, size_t *out_len) {
-  char *out = malloc(n + 1);
+/* Copies the number at s[i] (text scan_text() accepted) to out[*o] and
+ * returns where it ends.  An integer beyond 64 bits gets a ".0", so that
+ * json-c reads it as the double JavaScript would make of it. */
+static size_t copy_number(const char *s, size_t i, size_t n, char *out,
+                          size_t *o) {
+  size_t start = i;
+  int integer = 1;
+  for (; i < n && strchr("-+.eE0123456789", s[i]) != NULL && s[i] != '\0'; i++)
+    integer &= s[i] != '.' && s[i] != 'e' && s[i] != 'E';
+  memcpy(out + *o, s + start, i - start);
+  *o += i - start;
+  if (integer && !integer_fits(s + start, i - start)) {
+    memcpy(out + *o, ".0", 2);
+    *o += 2;
+  }
+  return i;
+}
+
+/* Writes code point `cp` as UTF-8; returns its length. */
+static size_t put_utf8(char *out, unsigned cp) {
+  if (cp < 0x10000) {
+    out[0] = (char)(0xE0 | (cp >> 12));
+    out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | (cp >> 18));
+  out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/* Rewrites, into a new buffer, what scan_text() found json-c would
+ * misread: every escaped surrogate pair becomes the UTF-8 bytes it stands
+ * for (json-c 0.16 turns a pair whose code point has low 16 bits in
+ * D800-DFFF, U+1D800 say, into U+FFFD; raw UTF-8 it keeps as is), a lone
+ * surrogate escape becomes U+FFFD (as a decoder replaces what it cannot
+ * decode), and an integer beyond 64 bits becomes a double.  Only called
+ * on text scan_text() accepted, with its count of such integers. */
+static char *rewrite_text(const char *s, size_t n, size_t bigints,
+                          size_t *out_len) {
+  char *out = malloc(n + 2 * bigints + 1);
   size_t o = 0;
   int in_string = 0;
 
   if (out == NULL)
     return NULL;
   for (size_t i = 0; i < n; i++) {
-    unsigned hi, lo, cp;
+    unsigned hi, lo;
     if (!in_string) {
+      if (s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) {
+        i = copy_number(s, i, n, out, &o) - 1;
+        continue;
+      }
       in_string = s[i] == '"';
       out[o++] = s[i];
       continue;
@@ -204,18 +237,20 @@ static char *unescape_pairs(const char *s, size_t n, size_t *out_len) {
       out[o++] = s[i];
       continue;
     }
-    if (s[i + 1] != 'u' || n - i < 12 || hex4(s + i + 2, &hi) != 0 ||
-        hi < 0xD800 || hi > 0xDBFF || hex4(s + i + 8, &lo) != 0) {
+    if (s[i + 1] != 'u' || n - i < 6 || hex4(s + i + 2, &hi) != 0 ||
+        hi < 0xD800 || hi > 0xDFFF) {
       out[o++] = s[i];
       out[o++] = s[++i];
       continue;
     }
-    cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-    out[o++] = (char)(0xF0 | (cp >> 18));
-    out[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[o++] = (char)(0x80 | (cp & 0x3F));
-    i += 11;
+    if (hi <= 0xDBFF && n - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u' &&
+        hex4(s + i + 8, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
+      o += put_utf8(out + o, 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
+      i += 11;
+    } else {
+      o += put_utf8(out + o, 0xFFFD);
+      i += 5;
+    }
   }
   out[o] = '\0';
   *out_len = o;
@@ -371,7 +406,8 @@ const char *jsonrpc_member(const char *s, const char *end, const char *key) {
 
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why) {
-  int pairs, nonfinite, rc;
+  int rewrite, nonfinite, rc;
+  size_t bigints;
   char *copy = NULL;
 
   *out = NULL;
@@ -393,10 +429,10 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
    * leading zero, and literals.  So the scan is left to the rest. */
   if ((*out = fast_parse(line, len)) != NULL)
     return 0;
-  if (scan_text(line, len, &pairs, &nonfinite, why) != 0)
+  if (scan_text(line, len, &rewrite, &bigints, &nonfinite, why) != 0)
     return JSONRPC_PARSE_ERROR;
-  if (pairs) {
-    if ((copy = unescape_pairs(line, len, &len)) == NULL) {
+  if (rewrite) {
+    if ((copy = rewrite_text(line, len, bigints, &len)) == NULL) {
       *why = "out of memory";
       return JSONRPC_PARSE_ERROR;
     }

@@ -106,6 +106,48 @@ describe('parse errors (-32700, id null)', () => {
   }
 });
 
+describe('valid JSON that json-c alone would refuse is served', () => {
+  // Python's json.dumps(10**20) and JavaScript's JSON.stringify of a string
+  // cut inside an emoji write these; RFC 8259 calls both valid.
+  test('an integer beyond 64 bits in _meta', async (t) => {
+    const mcpd = await session(t);
+    await mcpd.write(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"1+1"},"_meta":{"n":100000000000000000000}}}\n',
+    );
+    const res = await mcpd.response(1);
+    assert.equal(resultText(res.result), '1+1', JSON.stringify(res));
+    await assertAlive(mcpd);
+  });
+  test('a lone surrogate escape reads as U+FFFD', async (t) => {
+    const mcpd = await session(t);
+    await mcpd.write('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800 \\udc00x"}}}\n');
+    const res = await mcpd.response(3);
+    assert.equal(resultText(res.result), '\ufffd \ufffdx', JSON.stringify(res));
+    await assertAlive(mcpd);
+  });
+  test('a roots/list answer with a lone surrogate gets no parse error', async (t) => {
+    const mcpd = await session(t, { init: false });
+    await mcpd.initialize(LATEST, { capabilities: { roots: {} } });
+    const ask = await mcpd.take((m) => m.method === 'roots/list', { what: 'roots/list' });
+    await mcpd.write(
+      `{"jsonrpc":"2.0","id":${JSON.stringify(ask.id)},"result":{"roots":[{"uri":"file:///p","name":"proj \\ud83d"}]}}\n`,
+    );
+    await assertAlive(mcpd);
+    await sleep(50);
+    assert.ok(!mcpd.messages.some((m) => 'error' in m), JSON.stringify(mcpd.messages));
+  });
+  test('leading zeros, NaN, comments and trailing commas stay parse errors', async (t) => {
+    for (const line of [
+      '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":007}}\n',
+      '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}\n',
+      '{"jsonrpc":"2.0","id":1,"method":"ping"} /* c */\n',
+      '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":[1,]}}\n',
+    ]) {
+      await expectErrorFor(t, line, -32700, null);
+    }
+  });
+});
+
 describe('nesting deeper than the parser allows', () => {
   // Closed, these are valid JSON: a parser may refuse the depth (-32700) or
   // parse it and refuse the content (-32600, a batch / a bad element).  It

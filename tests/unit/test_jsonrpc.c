@@ -64,11 +64,16 @@ START_TEST(test_parse_errors) {
        * tokener looks first: what the checks refuse stays refused. */
       "{\"a\":\"x\x01y\"}",       /* a raw control character */
       "[\"\x1f\"]", "{\"a\":1.}", /* not a JSON number */
-      "{\"a\":01}", "{\"a\":-}",
-      "[123456789012345678901234567890]", /* beyond 64 bits */
-      "{\"a\":\"\\ud800\"}",              /* an unpaired surrogate */
-      "{\"a\":NaN}", "[1e999]",           /* not finite */
-      NULL};
+      "{\"a\":01}", "{\"a\":-}", "{\"a\":NaN}", "[1e999]", /* not finite */
+      "[1e999999999999999999999]",
+      "[1" /* 400 digits */
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "000000000000000000000000000000000000000000000000000000000000000000]",
+      "/* c */{}", "{} // c", "[1,2,]", "[-01]", "[0x10]", NULL};
 
   for (size_t i = 0; bad[i] != NULL; i++)
     assert_parse_error(tok, bad[i], strlen(bad[i]));
@@ -118,6 +123,47 @@ START_TEST(test_parse_utf8_accepted) {
 
   for (size_t i = 0; good[i] != NULL; i++)
     json_object_put(assert_parses(tok, good[i]));
+  json_tokener_free(tok);
+}
+END_TEST
+
+/* Parses `text` and returns the serialized value of its member "v". */
+static void assert_member(json_tokener *tok, const char *text, json_type type,
+                          const char *want) {
+  json_object *obj = assert_parses(tok, text), *v;
+
+  ck_assert_msg(json_object_object_get_ex(obj, "v", &v), "%s: no v", text);
+  ck_assert_msg(json_object_is_type(v, type), "%s: type %s", text,
+                json_type_to_name(json_object_get_type(v)));
+  ck_assert_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                   want);
+  json_object_put(obj);
+}
+
+/* Valid JSON that json-c alone would clamp or refuse: an integer beyond
+ * 64 bits is read as the double JavaScript makes of it (written back with
+ * a ".0"), and a lone surrogate escape as U+FFFD; nothing else in the
+ * text changes. */
+START_TEST(test_parse_json_edges) {
+  json_tokener *tok = new_tokener();
+
+  assert_member(tok, "{\"v\":100000000000000000000}", json_type_double,
+                "100000000000000000000.0");
+  assert_member(tok, "{\"v\":-123456789012345678901234567890,\"w\":\"7\"}",
+                json_type_double, "-123456789012345678901234567890.0");
+  assert_member(tok, "{\"v\":[18446744073709551616,1.5e3]}", json_type_array,
+                "[18446744073709551616.0,1.5e3]");
+  /* A huge integer inside a string is text. */
+  assert_member(tok, "{\"v\":\"100000000000000000000 \\ud83d\\ude00\"}",
+                json_type_string, "\"100000000000000000000 \xf0\x9f\x98\x80\"");
+  assert_member(tok, "{\"v\":\"\\ud800\"}", json_type_string,
+                "\"\xef\xbf\xbd\"");
+  assert_member(tok, "{\"v\":\"proj \\ud83d\"}", json_type_string,
+                "\"proj \xef\xbf\xbd\"");
+  assert_member(tok, "{\"v\":\"\\udc00\\ud800\\u0041\\\\ud800\"}",
+                json_type_string,
+                "\"\xef\xbf\xbd\xef\xbf\xbd"
+                "A\\\\ud800\"");
   json_tokener_free(tok);
 }
 END_TEST
@@ -718,6 +764,7 @@ Suite *jsonrpc_suite(void) {
   tcase_add_test(tc, test_parse_errors);
   tcase_add_test(tc, test_parse_nul_byte);
   tcase_add_test(tc, test_parse_utf8_accepted);
+  tcase_add_test(tc, test_parse_json_edges);
   tcase_add_test(tc, test_parse_too_deep);
   tcase_add_test(tc, test_parse_reuses_tokener);
   tcase_add_test(tc, test_parse_bare_values);
