@@ -472,7 +472,7 @@ static void scan_message(json_object *m, body_info *bi) {
     return;
   if (bi->id == NULL && jsonrpc_valid_id(id))
     bi->id = id;
-  if (json_object_is_type(method, json_type_string) &&
+  if (jsonrpc_name(method) != NULL &&
       strcmp(json_object_get_string(method), "initialize") == 0)
     bi->initialize = 1;
 }

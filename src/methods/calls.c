@@ -44,6 +44,37 @@ static const char *string_param(request *r, json_object *obj, const char *key,
   return NULL;
 }
 
+/* A name member of params (a tool's, a prompt's, an argument's, a URI, a
+ * type), read as string_param() reads it.  Text holding a NUL character
+ * is no name at all, whatever it starts with: it is answered as an
+ * unknown name, with `unknown` and the text (its NULs shown as \u0000)
+ * and -32602, and NULL is returned. */
+static const char *name_param(request *r, json_object *obj, const char *key,
+                              const char *where, const char *unknown) {
+  const char *s = string_param(r, obj, key, where);
+  json_object *v;
+  char shown[260];
+  size_t n, o = 0;
+
+  if (s == NULL)
+    return NULL;
+  json_object_object_get_ex(obj, key, &v);
+  if (jsonrpc_name(v) != NULL)
+    return s;
+  n = (size_t)json_object_get_string_len(v);
+  for (size_t i = 0; i < n && o < sizeof(shown) - 7; i++) {
+    if (s[i] != '\0') {
+      shown[o++] = s[i];
+      continue;
+    }
+    memcpy(shown + o, "\\u0000", 6);
+    o += 6;
+  }
+  shown[o] = '\0';
+  calls_fail_named(r, JSONRPC_INVALID_PARAMS, unknown, shown, NULL);
+  return NULL;
+}
+
 void calls_fail_named(request *r, int code, const char *prefix,
                       const char *name, json_object *data) {
   char text[400];
@@ -66,7 +97,8 @@ reg_entry *calls_resolve_uri(registry *reg, const char *uri,
 }
 
 const char *calls_uri_param(request *r) {
-  const char *uri = string_param(r, r->params, "uri", "");
+  const char *uri = name_param(r, r->params, "uri", "",
+                               "Invalid params: not an absolute URI: ");
   if (uri != NULL && !registry_valid_uri(uri)) {
     calls_fail_named(r, JSONRPC_INVALID_PARAMS,
                      "Invalid params: not an absolute URI: ", uri, NULL);
@@ -123,7 +155,9 @@ static int retry_answers(call_exec *exec, request *r, const char *what,
       return -1;
     }
   }
-  if (state != NULL && !json_object_is_type(state, json_type_string)) {
+  /* A state holding a NUL character is none we gave: read as C text, a
+   * real one with junk after a NUL would pass. */
+  if (state != NULL && jsonrpc_name(state) == NULL) {
     request_fail(r, JSONRPC_INVALID_PARAMS,
                  "Invalid params: requestState must be the string an "
                  "input_required result gave",
@@ -217,7 +251,7 @@ static json_object *string_map(request *r, json_object *obj, const char *key) {
 }
 
 void calls_prompts_get(registry *reg, call_exec *exec, request *r) {
-  const char *name = string_param(r, r->params, "name", "");
+  const char *name = name_param(r, r->params, "name", "", "Unknown prompt: ");
   json_object *args, *answers;
   reg_entry *e;
 
@@ -291,10 +325,12 @@ void calls_complete(registry *reg, call_exec *exec, request *r) {
                  "Invalid params: ref and argument must be objects", NULL);
     return;
   }
-  if ((type = string_param(r, ref, "type", "ref.")) == NULL)
+  if ((type = name_param(r, ref, "type", "ref.",
+                         "Invalid params: ref.type must be ref/prompt or "
+                         "ref/resource, not ")) == NULL)
     return;
   if (strcmp(type, "ref/prompt") == 0) {
-    if ((key = string_param(r, ref, "name", "ref.")) == NULL)
+    if ((key = name_param(r, ref, "name", "ref.", "Unknown prompt: ")) == NULL)
       return;
     e = registry_find(reg, REG_PROMPT, key);
     if (e == NULL) {
@@ -303,7 +339,8 @@ void calls_complete(registry *reg, call_exec *exec, request *r) {
       return;
     }
   } else if (strcmp(type, "ref/resource") == 0) {
-    if ((key = string_param(r, ref, "uri", "ref.")) == NULL)
+    if ((key = name_param(r, ref, "uri", "ref.",
+                          "Unknown resource template: ")) == NULL)
       return;
     e = registry_find(reg, REG_TEMPLATE, key);
     if (e == NULL) {
@@ -323,7 +360,8 @@ void calls_complete(registry *reg, call_exec *exec, request *r) {
         type, NULL);
     return;
   }
-  if ((name = string_param(r, argument, "name", "argument.")) == NULL ||
+  if ((name = name_param(r, argument, "name", "argument.",
+                         "Unknown argument: ")) == NULL ||
       (value = string_param(r, argument, "value", "argument.")) == NULL)
     return;
   if (!has_argument(e, name)) {
@@ -367,7 +405,7 @@ static json_object *error_result(const char *text) {
 }
 
 void calls_tools_call(registry *reg, call_exec *exec, request *r) {
-  const char *name = string_param(r, r->params, "name", "");
+  const char *name = name_param(r, r->params, "name", "", "Unknown tool: ");
   json_object *args = NULL, *answers;
   reg_tool *tool;
   char err[512], text[700];

@@ -57,13 +57,15 @@ static void on_initialize(methods_ctx *ctx, request *r) {
                  "Invalid Request: the session is already initialized", NULL);
     return;
   }
+  /* A version holding a NUL character is none this server speaks: read
+   * through jsonrpc_name(), it is negotiated as any unknown one. */
   if (!json_object_object_get_ex(r->params, "protocolVersion", &v) ||
       !json_object_is_type(v, json_type_string)) {
     request_fail(r, JSONRPC_INVALID_PARAMS,
                  "Invalid params: protocolVersion must be a string", NULL);
     return;
   }
-  requested = json_object_get_string(v);
+  requested = jsonrpc_name(v);
   s->version = era_negotiate(requested);
   if (json_object_object_get_ex(r->params, "capabilities", &v) &&
       json_object_is_type(v, json_type_object))
@@ -72,7 +74,8 @@ static void on_initialize(methods_ctx *ctx, request *r) {
       json_object_is_type(v, json_type_object))
     s->client_info = json_object_get(v);
   s->initialized = 1;
-  log_debug("initialized: client asked for %s, speaking %s", requested,
+  log_debug("initialized: client asked for %s, speaking %s",
+            requested != NULL ? requested : "a version with a NUL character",
             s->version);
 
   /* Everything is declared whatever is loaded now: plugins come and go
@@ -156,9 +159,8 @@ static void on_ping(methods_ctx *ctx, request *r) {
 static void on_set_level(methods_ctx *ctx, request *r) {
   json_object *v;
   int level = -1;
-  if (json_object_object_get_ex(r->params, "level", &v) &&
-      json_object_is_type(v, json_type_string))
-    level = era_log_level(json_object_get_string(v));
+  if (json_object_object_get_ex(r->params, "level", &v))
+    level = era_log_level(jsonrpc_name(v));
   if (level < 0) {
     request_fail(r, JSONRPC_INVALID_PARAMS,
                  "Invalid params: level must be one of debug, info, notice, "
@@ -182,9 +184,8 @@ static int parse_cursor(json_object *params, size_t count, size_t *offset) {
   if (!json_object_object_get_ex(params, "cursor", &v) ||
       json_object_is_type(v, json_type_null))
     return 0;
-  if (!json_object_is_type(v, json_type_string))
+  if ((s = jsonrpc_name(v)) == NULL)
     return -1;
-  s = json_object_get_string(v);
   if (s[0] != 'p' || s[1] < '0' || s[1] > '9')
     return -1;
   n = strtoull(s + 1, &end, 10);

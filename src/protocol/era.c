@@ -130,14 +130,16 @@ int era_check_envelope(json_object *meta, era_envelope *env, era_error *err) {
                   "\"] must be an object",
                   NULL);
   if (json_object_object_get_ex(meta, ERA_META_LOG_LEVEL, &level) &&
-      (env->log_level = era_log_level(json_object_get_string(level))) < 0)
+      (env->log_level = era_log_level(jsonrpc_name(level))) < 0)
     return refuse(err, JSONRPC_INVALID_PARAMS,
                   "Invalid params: _meta[\"" ERA_META_LOG_LEVEL
                   "\"] must be one of debug, info, notice, warning, error, "
                   "critical, alert, emergency",
                   NULL);
   env->version = json_object_get_string(version);
-  if (!era_is_modern_version(env->version)) {
+  /* A version holding a NUL character is none served, whatever its
+   * start says. */
+  if (jsonrpc_name(version) == NULL || !era_is_modern_version(env->version)) {
     snprintf(text, sizeof(text),
              "Unsupported protocol version: %.*s (this server speaks %s)",
              (int)utf8_cut(env->version,
@@ -212,7 +214,7 @@ era_route era_route_post(int has_session_id, json_object *body,
   json_object_object_get_ex(body, "params", &params);
   claim = era_claim(params) != NULL;
   initialize = json_object_object_get_ex(body, "id", &id) &&
-               json_object_is_type(method, json_type_string) &&
+               jsonrpc_name(method) != NULL &&
                strcmp(json_object_get_string(method), "initialize") == 0;
   modern_header = era_is_modern_version(version_header);
   if (claim)

@@ -468,13 +468,16 @@ reg_entry *reg_entry_ref(reg_entry *e) {
   return e;
 }
 
-/* A string member of a listing, or NULL. */
+/* A string member of a listing, or NULL.  Text holding a NUL character
+ * is refused too: cut at the NUL, it would name another entry. */
 static const char *listed(json_object *item, const char *key) {
   json_object *v;
+  const char *s;
   if (!json_object_object_get_ex(item, key, &v) ||
       !json_object_is_type(v, json_type_string))
     return NULL;
-  return json_object_get_string(v);
+  s = json_object_get_string(v);
+  return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
 }
 
 reg_entry *reg_entry_remote(reg_kind kind, json_object *item,

@@ -786,10 +786,20 @@ int jsonrpc_valid_id(json_object *id) {
   return v != INT64_MAX || json_object_get_uint64(id) == (uint64_t)INT64_MAX;
 }
 
+const char *jsonrpc_name(json_object *v) {
+  const char *s;
+  if (!json_object_is_type(v, json_type_string))
+    return NULL;
+  s = json_object_get_string(v);
+  return memchr(s, '\0', (size_t)json_object_get_string_len(v)) == NULL ? s
+                                                                        : NULL;
+}
+
 void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
   json_object *version = NULL, *id = NULL, *method = NULL, *params = NULL;
   int has_version = 0, has_id = 0, has_method = 0, has_params = 0;
   int has_result = 0, has_error = 0;
+  const char *text;
 
   memset(out, 0, sizeof(*out));
   out->kind = JSONRPC_KIND_INVALID;
@@ -838,8 +848,8 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
     out->kind = JSONRPC_KIND_RESPONSE;
     return;
   }
-  if (!has_version || !json_object_is_type(version, json_type_string) ||
-      strcmp(json_object_get_string(version), "2.0") != 0) {
+  if (!has_version || (text = jsonrpc_name(version)) == NULL ||
+      strcmp(text, "2.0") != 0) {
     out->error = "\"jsonrpc\" must be \"2.0\"";
     return;
   }
@@ -861,12 +871,8 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
       out->error = "\"params\" must be an object or an array";
       return;
     }
-    out->method = json_object_get_string(method);
-    if (strlen(out->method) != (size_t)json_object_get_string_len(method)) {
-      out->method = NULL;
-      out->error = "\"method\" contains a NUL character";
-      return;
-    }
+    if ((out->method = jsonrpc_name(method)) == NULL)
+      out->method = JSONRPC_NUL_METHOD;
     out->params = params;
     out->kind = has_id ? JSONRPC_KIND_REQUEST : JSONRPC_KIND_NOTIFICATION;
     return;

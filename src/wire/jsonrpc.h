@@ -79,6 +79,17 @@ const char *jsonrpc_member(const char *s, const char *end, const char *key);
  * and overflowing literals, and would print them as invalid JSON. */
 int jsonrpc_all_finite(json_object *value);
 
+/* The text of `v` when it is a string without a NUL character, else
+ * NULL.  Names, versions and methods are read through it: read as C text,
+ * "echo\u0000evil" would be cut to "echo" and match a name the client
+ * never sent, while no such name exists. */
+const char *jsonrpc_name(json_object *v);
+
+/* The method jsonrpc_classify() gives a request or notification whose
+ * method holds a NUL character: a name no method has, so that it is
+ * answered (or, as a notification, ignored) as any unknown method. */
+#define JSONRPC_NUL_METHOD "(a method name with a NUL character)"
+
 /* Classifies one message (not an array). */
 void jsonrpc_classify(json_object *msg, jsonrpc_msg *out);
 

@@ -110,6 +110,30 @@ describe('HTTP status codes', () => {
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 7, result: {} });
   });
 
+  test('valid JSON json-c alone refuses is served, under its own id', async () => {
+    const sid = await rawSession(server.url);
+    const big = await post(
+      server.url,
+      '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800"},"_meta":{"n":100000000000000000000}}}',
+      { 'mcp-session-id': sid },
+    );
+    assert.equal(big.status, 200);
+    const body = await big.json();
+    assert.equal(body.id, 8, JSON.stringify(body));
+    assert.equal(body.result.content[0].text, '\ufffd');
+    const nul = await post(
+      server.url,
+      '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo\\u0000evil","arguments":{"text":"x"}}}',
+      { 'mcp-session-id': sid },
+    );
+    const refused = await nul.json();
+    assert.equal(refused.id, 9, JSON.stringify(refused));
+    assert.equal(refused.error.code, -32602, JSON.stringify(refused));
+    const note = await post(server.url, '{"jsonrpc":"2.0","method":"ping\\u0000x"}', { 'mcp-session-id': sid });
+    assert.equal(note.status, 202);
+    assert.equal(await note.text(), '');
+  });
+
   test('notifications and responses get 202 with no body', async () => {
     const sid = await rawSession(server.url);
     const n = await post(server.url, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, { 'mcp-session-id': sid });

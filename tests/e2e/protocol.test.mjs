@@ -276,6 +276,37 @@ describe('method and params errors', () => {
   });
 });
 
+describe('a NUL character inside a name matches nothing', () => {
+  test('tool "echo\\u0000evil" does not run echo: unknown tool, -32602', async (t) => {
+    const { res } = await expectErrorFor(
+      t,
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo\\u0000evil","arguments":{"text":"x"}}}\n',
+      -32602,
+      3,
+    );
+    assert.match(res.error.message, /Unknown tool/);
+  });
+  test('"jsonrpc":"2.0\\u0000junk" is not 2.0: -32600', async (t) => {
+    await expectErrorFor(t, '{"jsonrpc":"2.0\\u0000junk","id":7,"method":"ping"}\n', -32600, 7);
+  });
+  test('"method":"ping\\u0000x" is no method: -32601', async (t) => {
+    await expectErrorFor(t, '{"jsonrpc":"2.0","id":8,"method":"ping\\u0000x"}\n', -32601, 8);
+  });
+  test('the same as a notification gets no reply', async (t) => {
+    const mcpd = await session(t);
+    await mcpd.write('{"jsonrpc":"2.0","method":"ping\\u0000x"}\n');
+    await mcpd.write('{"jsonrpc":"2.0","method":"notifications/initialized\\u0000"}\n');
+    await assertAlive(mcpd);
+    await sleep(100);
+    assert.equal(responses(mcpd).length, 2, JSON.stringify(mcpd.messages));
+  });
+  test('protocolVersion "2025-06-18\\u0000x" is not 2025-06-18', async (t) => {
+    const mcpd = await session(t, { init: false });
+    const res = await mcpd.initialize('2025-06-18\u0000x');
+    assert.equal(res.protocolVersion, LATEST);
+  });
+});
+
 describe('ids', () => {
   test('string and integer ids are echoed with their type', async (t) => {
     const mcpd = await session(t);

@@ -105,6 +105,35 @@ START_TEST(test_tools_call_checks) {
 }
 END_TEST
 
+/* Text with a NUL character is no name, whatever it starts with: it
+ * never runs or finds what its start names, and is answered as any
+ * unknown name (-32602). */
+START_TEST(test_names_with_nul_match_nothing) {
+  expect_error("tools/call",
+               "\"name\":\"echo\\u0000evil\",\"arguments\":{\"text\":\"x\"}",
+               -32602, "Unknown tool: echo\\u0000evil");
+  expect_error("prompts/get", "\"name\":\"test_prompt_with_arguments\\u0000\"",
+               -32602, "Unknown prompt: test_prompt_with_arguments\\u0000");
+  expect_error("resources/read", "\"uri\":\"test://static-text\\u0000x\"",
+               -32602, "not an absolute URI: test://static-text\\u0000x");
+  expect_error("completion/complete",
+               "\"ref\":{\"type\":\"ref/prompt\\u0000\",\"name\":"
+               "\"test_prompt_with_arguments\"},\"argument\":{\"name\":"
+               "\"arg1\",\"value\":\"\"}",
+               -32602, "ref.type must be ref/prompt or ref/resource");
+  expect_error("completion/complete",
+               "\"ref\":{\"type\":\"ref/prompt\",\"name\":"
+               "\"test_prompt_with_arguments\\u0000\"},\"argument\":{\"name\":"
+               "\"arg1\",\"value\":\"\"}",
+               -32602, "Unknown prompt: test_prompt_with_arguments\\u0000");
+  expect_error("completion/complete",
+               "\"ref\":{\"type\":\"ref/prompt\",\"name\":"
+               "\"test_prompt_with_arguments\"},\"argument\":{\"name\":"
+               "\"arg1\\u0000\",\"value\":\"\"}",
+               -32602, "Unknown argument: arg1\\u0000");
+}
+END_TEST
+
 START_TEST(test_resources_read_checks_legacy) {
   json_object *msg;
 
@@ -221,6 +250,7 @@ Suite *calls_suite(void) {
   TCase *tc = tcase_create("legacy");
   tcase_add_checked_fixture(tc, setup_legacy, teardown);
   tcase_add_test(tc, test_tools_call_checks);
+  tcase_add_test(tc, test_names_with_nul_match_nothing);
   tcase_add_test(tc, test_resources_read_checks_legacy);
   tcase_add_test(tc, test_prompts_get_checks);
   tcase_add_test(tc, test_complete_checks);

@@ -160,6 +160,21 @@ START_TEST(test_envelope_unsupported_version) {
 }
 END_TEST
 
+/* A version or log level with a NUL character is none served, however
+ * it starts. */
+START_TEST(test_envelope_nul_in_version) {
+  era_envelope env;
+  char msg[600];
+  ck_assert_int_eq(envelope("{" V ":\"2026-07-28\\u0000x\"," C ":{}}", &env,
+                            msg, sizeof(msg)),
+                   ERA_ERR_UNSUPPORTED_VERSION);
+  ck_assert_int_eq(envelope("{" V ":\"2026-07-28\"," C ":{}," L
+                            ":\"debug\\u0000\"}",
+                            &env, msg, sizeof(msg)),
+                   JSONRPC_INVALID_PARAMS);
+}
+END_TEST
+
 START_TEST(test_envelope_accepted) {
   json_object *meta =
       parse_json("{" V ":\"2026-07-28\"," C ":{\"sampling\":{}}," I
@@ -729,6 +744,7 @@ Suite *era_suite(void) {
   tcase_add_test(tc, test_envelope_each_invalid_params_case);
   tcase_add_test(tc, test_envelope_shape_before_version);
   tcase_add_test(tc, test_envelope_unsupported_version);
+  tcase_add_test(tc, test_envelope_nul_in_version);
   tcase_add_test(tc, test_envelope_accepted);
   suite_add_tcase(s, tc);
 

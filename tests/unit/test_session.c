@@ -379,9 +379,32 @@ START_TEST(test_fresh_state_after_error) {
 END_TEST
 
 /* A method name with a NUL inside is not the name before the NUL. */
+/* A method holding a NUL character is no method: -32601 with the id, as
+ * for any unknown method, and as a notification it gets no reply at all.
+ * Neither is "2.0" followed by a NUL the version 2.0. */
 START_TEST(test_method_with_nul) {
   assert_error("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\\u0000x\"}",
-               JSONRPC_INVALID_REQUEST, "4");
+               JSONRPC_METHOD_NOT_FOUND, "4");
+  assert_error("{\"jsonrpc\":\"2.0\\u0000junk\",\"id\":5,\"method\":\"ping\"}",
+               JSONRPC_INVALID_REQUEST, "5");
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\\u0000x\"}");
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                   "initialized\\u0000\"}");
+  ck_assert_uint_eq(h.cap.n, 0);
+}
+END_TEST
+
+/* A protocolVersion with a NUL character is no version this server
+ * speaks: negotiated as any unknown one, never as the one it starts
+ * with. */
+START_TEST(test_initialize_version_with_nul) {
+  json_object *msg = exchange(
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-06-18\\u0000x\",\"capabilities\":{}}}");
+  ck_assert_str_eq(plain(json_path(msg, "result.protocolVersion")),
+                   "\"2025-11-25\"");
+  json_object_put(msg);
 }
 END_TEST
 
@@ -771,6 +794,7 @@ Suite *session_suite(void) {
   tcase_add_test(tc, test_astral_escape_round_trip);
   tcase_add_test(tc, test_fresh_state_after_error);
   tcase_add_test(tc, test_method_with_nul);
+  tcase_add_test(tc, test_initialize_version_with_nul);
   tcase_add_test(tc, test_null_id_error_response_ignored);
   suite_add_tcase(s, tc);
 
