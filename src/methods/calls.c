@@ -29,15 +29,17 @@ void calls_cacheable(request *r, long long ttl_ms) {
   }
 }
 
-/* A string member of params; NULL (after answering -32602) when it is
- * missing or not a string. */
+/* A string member of params, and its length in *len; NULL (after
+ * answering -32602) when it is missing or not a string. */
 static const char *string_param(request *r, json_object *obj, const char *key,
-                                const char *where) {
+                                const char *where, size_t *len) {
   json_object *v;
   char text[200];
   if (json_object_object_get_ex(obj, key, &v) &&
-      json_object_is_type(v, json_type_string))
+      json_object_is_type(v, json_type_string)) {
+    *len = (size_t)json_object_get_string_len(v);
     return json_object_get_string(v);
+  }
   snprintf(text, sizeof(text), "Invalid params: %s%s must be a string", where,
            key);
   request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
@@ -46,22 +48,17 @@ static const char *string_param(request *r, json_object *obj, const char *key,
 
 /* A name member of params (a tool's, a prompt's, an argument's, a URI, a
  * type), read as string_param() reads it.  Text holding a NUL character
- * is no name at all, whatever it starts with: it is answered as an
- * unknown name, with `unknown` and the text (its NULs shown as \u0000)
- * and -32602, and NULL is returned. */
+ * is no name at all, whatever it starts with (see jsonrpc_name()): it is
+ * answered as an unknown name, with `unknown` and the text (its NULs
+ * shown as \u0000) and -32602, and NULL is returned. */
 static const char *name_param(request *r, json_object *obj, const char *key,
                               const char *where, const char *unknown) {
-  const char *s = string_param(r, obj, key, where);
-  json_object *v;
-  char shown[260];
   size_t n, o = 0;
+  const char *s = string_param(r, obj, key, where, &n);
+  char shown[260];
 
-  if (s == NULL)
-    return NULL;
-  json_object_object_get_ex(obj, key, &v);
-  if (jsonrpc_name(v) != NULL)
+  if (s == NULL || strlen(s) == n)
     return s;
-  n = (size_t)json_object_get_string_len(v);
   for (size_t i = 0; i < n && o < sizeof(shown) - 7; i++) {
     if (s[i] != '\0') {
       shown[o++] = s[i];
@@ -315,6 +312,7 @@ static void no_candidates(request *r) {
 void calls_complete(registry *reg, call_exec *exec, request *r) {
   json_object *ref, *argument, *context, *ctx_args;
   const char *type, *key, *name, *value;
+  size_t len;
   reg_entry *e;
 
   if (!json_object_object_get_ex(r->params, "ref", &ref) ||
@@ -362,7 +360,7 @@ void calls_complete(registry *reg, call_exec *exec, request *r) {
   }
   if ((name = name_param(r, argument, "name", "argument.",
                          "Unknown argument: ")) == NULL ||
-      (value = string_param(r, argument, "value", "argument.")) == NULL)
+      (value = string_param(r, argument, "value", "argument.", &len)) == NULL)
     return;
   if (!has_argument(e, name)) {
     calls_fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown argument: ", name,

@@ -799,7 +799,6 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
   json_object *version = NULL, *id = NULL, *method = NULL, *params = NULL;
   int has_version = 0, has_id = 0, has_method = 0, has_params = 0;
   int has_result = 0, has_error = 0;
-  const char *text;
 
   memset(out, 0, sizeof(*out));
   out->kind = JSONRPC_KIND_INVALID;
@@ -848,8 +847,10 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
     out->kind = JSONRPC_KIND_RESPONSE;
     return;
   }
-  if (!has_version || (text = jsonrpc_name(version)) == NULL ||
-      strcmp(text, "2.0") != 0) {
+  /* Compared with its length: "2.0" and a NUL and more is not 2.0.  (The
+   * length of anything but a string is 0.) */
+  if (!has_version || json_object_get_string_len(version) != 3 ||
+      memcmp(json_object_get_string(version), "2.0", 3) != 0) {
     out->error = "\"jsonrpc\" must be \"2.0\"";
     return;
   }
@@ -871,7 +872,9 @@ void jsonrpc_classify(json_object *msg, jsonrpc_msg *out) {
       out->error = "\"params\" must be an object or an array";
       return;
     }
-    if ((out->method = jsonrpc_name(method)) == NULL)
+    /* As jsonrpc_name() reads it, without checking the type again. */
+    out->method = json_object_get_string(method);
+    if (strlen(out->method) != (size_t)json_object_get_string_len(method))
       out->method = JSONRPC_NUL_METHOD;
     out->params = params;
     out->kind = has_id ? JSONRPC_KIND_REQUEST : JSONRPC_KIND_NOTIFICATION;
