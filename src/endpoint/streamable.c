@@ -483,9 +483,27 @@ static int parse_body(streamable *h, http_exchange *x, const char *body,
                       size_t len, body_info *bi) {
   const char *why = "out of memory";
   char text[200];
+  int rc;
 
   memset(bi, 0, sizeof(*bi));
-  if (jsonrpc_parse(h->tok, body, len, &bi->obj, &why) != 0) {
+  if ((rc = jsonrpc_parse(h->tok, body, len, &bi->obj, &why)) ==
+      JSONRPC_INVALID_REQUEST) {
+    /* Valid JSON that cannot be served: refused under its own id. */
+    json_object *obj = jsonrpc_parse_unservable(h->tok, body, len), *id = NULL;
+    int code = obj != NULL ? jsonrpc_unservable_code(obj, &id)
+                           : JSONRPC_INVALID_REQUEST;
+    snprintf(text, sizeof(text), "%s: %s",
+             code == JSONRPC_INVALID_PARAMS ? "Invalid params"
+                                            : "Invalid Request",
+             why);
+    if (code == 0)
+      http_exchange_respond(x, 202, NULL, "", 0);
+    else
+      streamable_respond_error(x, 400, id, code, text);
+    json_object_put(obj);
+    return -1;
+  }
+  if (rc != 0) {
     snprintf(text, sizeof(text), "Parse error: %s", why);
     respond_error(x, 400, JSONRPC_PARSE_ERROR, text);
     return -1;

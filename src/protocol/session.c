@@ -639,12 +639,37 @@ static void handle_batch(session *s, json_object *array) {
   batch_settle(b);
 }
 
+/* Valid JSON that cannot be served (a number beyond a double's range):
+ * refused under the request's own id; a notification or a response gets
+ * nothing, as always. */
+static void refuse_unservable(session *s, const char *line, size_t len,
+                              const char *why) {
+  json_object *obj = jsonrpc_parse_unservable(s->tok, line, len), *id;
+  int code = obj != NULL ? jsonrpc_unservable_code(obj, &id)
+                         : (id = NULL, JSONRPC_INVALID_REQUEST);
+  char text[200];
+
+  if (code != 0) {
+    snprintf(text, sizeof(text), "%s: %s",
+             code == JSONRPC_INVALID_PARAMS ? "Invalid params"
+                                            : "Invalid Request",
+             why);
+    send_msg(s, jsonrpc_error(id, code, text, NULL));
+  }
+  json_object_put(obj);
+}
+
 void session_handle_line(session *s, const char *line, size_t len) {
   json_object *obj;
   const char *why;
   char text[200];
+  int rc;
 
-  if (jsonrpc_parse(s->tok, line, len, &obj, &why) != 0) {
+  if ((rc = jsonrpc_parse(s->tok, line, len, &obj, &why)) != 0) {
+    if (rc == JSONRPC_INVALID_REQUEST) {
+      refuse_unservable(s, line, len, why);
+      return;
+    }
     snprintf(text, sizeof(text), "Parse error: %s", why);
     send_msg(s, jsonrpc_error(NULL, JSONRPC_PARSE_ERROR, text, NULL));
     return;

@@ -141,9 +141,9 @@ static int scan_text(const char *s, size_t n, int *rewrite, size_t *bigints,
       /* Only an exponent or a very long number can overflow to
        * infinity; then the parsed value is checked. */
       if (int_end - start >= 300)
-        *nonfinite = 1;
+        *nonfinite |= 1;
       if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        *nonfinite = 1;
+        *nonfinite |= 1;
         if (++i < n && (s[i] == '+' || s[i] == '-'))
           i++;
         if (i >= n || s[i] < '0' || s[i] > '9')
@@ -157,9 +157,10 @@ static int scan_text(const char *s, size_t n, int *rewrite, size_t *bigints,
         (*bigints)++;
       }
     } else {
-      /* json-c's strict mode still reads NaN and Infinity. */
+      /* json-c's strict mode still reads NaN and Infinity, which are
+       * no JSON at all. */
       if (c == 'N' || c == 'I')
-        *nonfinite = 1;
+        *nonfinite |= 2;
       i++;
     }
   }
@@ -404,8 +405,10 @@ const char *jsonrpc_member(const char *s, const char *end, const char *key) {
   }
 }
 
-int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
-                  json_object **out, const char **why) {
+/* jsonrpc_parse() and jsonrpc_parse_unservable() in one: with `keep`,
+ * a tree whose numbers overflowed a double is handed back too. */
+static int parse_text(json_tokener *tok, const char *line, size_t len,
+                      json_object **out, const char **why, int keep) {
   int rewrite, nonfinite, rc;
   size_t bigints;
   char *copy = NULL;
@@ -441,13 +444,56 @@ int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
   rc = parse_value(tok, line, len, out, why);
   free(copy);
   if (rc == 0 && nonfinite && !jsonrpc_all_finite(*out)) {
-    json_object_put(*out);
-    *out = NULL;
-    *why = "numbers must be finite (no NaN, Infinity or out-of-range "
-           "values)";
-    return JSONRPC_PARSE_ERROR;
+    /* A number too large for a double is valid JSON that cannot be
+     * served; NaN and Infinity are no JSON. */
+    rc = nonfinite & 2 ? JSONRPC_PARSE_ERROR : JSONRPC_INVALID_REQUEST;
+    *why = rc == JSONRPC_PARSE_ERROR
+               ? "numbers must be finite (no NaN, Infinity or out-of-range "
+                 "values)"
+               : "a number is beyond the range of a double";
+    if (!keep || rc == JSONRPC_PARSE_ERROR) {
+      json_object_put(*out);
+      *out = NULL;
+    }
   }
   return rc;
+}
+
+int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
+                  json_object **out, const char **why) {
+  return parse_text(tok, line, len, out, why, 0);
+}
+
+json_object *jsonrpc_parse_unservable(json_tokener *tok, const char *line,
+                                      size_t len) {
+  json_object *obj;
+  const char *why;
+  if (parse_text(tok, line, len, &obj, &why, 1) != JSONRPC_INVALID_REQUEST) {
+    json_object_put(obj);
+    return NULL;
+  }
+  return obj;
+}
+
+int jsonrpc_unservable_code(json_object *msg, json_object **id) {
+  jsonrpc_msg m;
+
+  *id = NULL;
+  /* A batch is refused as a whole: its answer would be an array. */
+  if (json_object_is_type(msg, json_type_array))
+    return JSONRPC_INVALID_REQUEST;
+  jsonrpc_classify(msg, &m);
+  *id = m.id;
+  switch (m.kind) {
+  case JSONRPC_KIND_NOTIFICATION:
+  case JSONRPC_KIND_RESPONSE:
+    return 0;
+  case JSONRPC_KIND_REQUEST:
+    return jsonrpc_all_finite(m.params) ? JSONRPC_INVALID_REQUEST
+                                        : JSONRPC_INVALID_PARAMS;
+  default:
+    return JSONRPC_INVALID_REQUEST;
+  }
 }
 
 /* --- the common message without json-c's tokener -----------------------

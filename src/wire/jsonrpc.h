@@ -56,10 +56,22 @@ typedef struct jsonrpc_msg {
 } jsonrpc_msg;
 
 /* Parses one line.  On success returns 0 and *out owns the value.  On
- * failure returns JSONRPC_PARSE_ERROR and *why says what was wrong.  `tok`
- * is reused across calls (created with json_tokener_new_ex). */
+ * failure returns JSONRPC_PARSE_ERROR and *why says what was wrong, or
+ * JSONRPC_INVALID_REQUEST for valid JSON that cannot be served (a number
+ * beyond the range of a double); *out is then NULL.  `tok` is reused
+ * across calls (created with json_tokener_new_ex). */
 int jsonrpc_parse(json_tokener *tok, const char *line, size_t len,
                   json_object **out, const char **why);
+/* After jsonrpc_parse() returned JSONRPC_INVALID_REQUEST: the message
+ * anyway, with its infinite numbers, to be refused under its own id (or
+ * not answered, when it is no request); NULL otherwise. */
+json_object *jsonrpc_parse_unservable(json_tokener *tok, const char *line,
+                                      size_t len);
+/* How to refuse `msg`, which jsonrpc_parse_unservable() gave: the code
+ * (-32602 when the numbers are in the params, else -32600), with *id set
+ * to the id to answer with (borrowed; NULL for null), or 0 when nothing
+ * may be answered (a notification, a response). */
+int jsonrpc_unservable_code(json_object *msg, json_object **id);
 
 /* Where the JSON value at `s` ends (`end` is the end of the text), or
  * NULL when it is not plainly JSON: a check that builds nothing, for text

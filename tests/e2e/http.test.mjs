@@ -129,6 +129,12 @@ describe('HTTP status codes', () => {
     const refused = await nul.json();
     assert.equal(refused.id, 9, JSON.stringify(refused));
     assert.equal(refused.error.code, -32602, JSON.stringify(refused));
+    const huge = await post(server.url, '{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":1e400}}', {
+      'mcp-session-id': sid,
+    });
+    const hugeBody = await huge.json();
+    assert.equal(hugeBody.id, 10, JSON.stringify(hugeBody));
+    assert.equal(hugeBody.error.code, -32602, JSON.stringify(hugeBody));
     const note = await post(server.url, '{"jsonrpc":"2.0","method":"ping\\u0000x"}', { 'mcp-session-id': sid });
     assert.equal(note.status, 202);
     assert.equal(await note.text(), '');

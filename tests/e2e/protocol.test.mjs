@@ -136,6 +136,9 @@ describe('valid JSON that json-c alone would refuse is served', () => {
     await sleep(50);
     assert.ok(!mcpd.messages.some((m) => 'error' in m), JSON.stringify(mcpd.messages));
   });
+  test('a number beyond a double is refused under the request id', async (t) => {
+    await expectErrorFor(t, '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":1e400}}\n', -32602, 4);
+  });
   test('leading zeros, NaN, comments and trailing commas stay parse errors', async (t) => {
     for (const line of [
       '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":007}}\n',

@@ -64,15 +64,7 @@ START_TEST(test_parse_errors) {
        * tokener looks first: what the checks refuse stays refused. */
       "{\"a\":\"x\x01y\"}",       /* a raw control character */
       "[\"\x1f\"]", "{\"a\":1.}", /* not a JSON number */
-      "{\"a\":01}", "{\"a\":-}", "{\"a\":NaN}", "[1e999]", /* not finite */
-      "[1e999999999999999999999]",
-      "[1" /* 400 digits */
-      "0000000000000000000000000000000000000000000000000000000000000000000"
-      "0000000000000000000000000000000000000000000000000000000000000000000"
-      "0000000000000000000000000000000000000000000000000000000000000000000"
-      "0000000000000000000000000000000000000000000000000000000000000000000"
-      "0000000000000000000000000000000000000000000000000000000000000000000"
-      "000000000000000000000000000000000000000000000000000000000000000000]",
+      "{\"a\":01}", "{\"a\":-}", "{\"a\":NaN}", "[Infinity]", /* not JSON */
       "/* c */{}", "{} // c", "[1,2,]", "[-01]", "[0x10]", NULL};
 
   for (size_t i = 0; bad[i] != NULL; i++)
@@ -164,6 +156,51 @@ START_TEST(test_parse_json_edges) {
                 json_type_string,
                 "\"\xef\xbf\xbd\xef\xbf\xbd"
                 "A\\\\ud800\"");
+  json_tokener_free(tok);
+}
+END_TEST
+
+/* A number beyond the range of a double is valid JSON that cannot be
+ * served: not a parse error, and the message is still there to refuse
+ * under its own id. */
+START_TEST(test_parse_unservable) {
+  json_tokener *tok = new_tokener();
+  static const char *const lines[] = {
+      "[1e999]", "{\"id\":1,\"x\":-1e400}", "[1e999999999999999999999]",
+      "[1" /* 400 digits */
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000000"
+      "000000000000000000000000000000000000000000000000000000000000000000]",
+      NULL};
+  json_object *out = (json_object *)1, *id;
+  const char *why = NULL;
+
+  for (size_t i = 0; lines[i] != NULL; i++) {
+    ck_assert_int_eq(jsonrpc_parse(tok, lines[i], strlen(lines[i]), &out, &why),
+                     JSONRPC_INVALID_REQUEST);
+    ck_assert_ptr_null(out);
+    ck_assert_ptr_nonnull(why);
+    out = jsonrpc_parse_unservable(tok, lines[i], strlen(lines[i]));
+    ck_assert_ptr_nonnull(out);
+    json_object_put(out);
+  }
+  /* NaN is no JSON: nothing to serve. */
+  ck_assert_ptr_null(jsonrpc_parse_unservable(tok, "[NaN,1e999]", 11));
+  out = jsonrpc_parse_unservable(tok,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+                                 "\"m\",\"params\":{\"x\":1e999}}",
+                                 58);
+  ck_assert_int_eq(jsonrpc_unservable_code(out, &id), JSONRPC_INVALID_PARAMS);
+  ck_assert_str_eq(plain(id), "5");
+  json_object_put(out);
+  out = jsonrpc_parse_unservable(
+      tok, "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"x\":1e999}}",
+      51);
+  ck_assert_int_eq(jsonrpc_unservable_code(out, &id), 0);
+  json_object_put(out);
   json_tokener_free(tok);
 }
 END_TEST
@@ -765,6 +802,7 @@ Suite *jsonrpc_suite(void) {
   tcase_add_test(tc, test_parse_nul_byte);
   tcase_add_test(tc, test_parse_utf8_accepted);
   tcase_add_test(tc, test_parse_json_edges);
+  tcase_add_test(tc, test_parse_unservable);
   tcase_add_test(tc, test_parse_too_deep);
   tcase_add_test(tc, test_parse_reuses_tokener);
   tcase_add_test(tc, test_parse_bare_values);

@@ -297,6 +297,28 @@ START_TEST(test_valid_json_edges_served) {
 }
 END_TEST
 
+/* A number beyond the range of a double is valid JSON that cannot be
+ * served: refused under the request's own id (-32602 in the params), and
+ * a notification carrying one gets no reply.  NaN stays a parse error. */
+START_TEST(test_unservable_number_refused_with_id) {
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":"
+               "{\"x\":1e400}}",
+               JSONRPC_INVALID_PARAMS, "6");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"ping\",\"x\":"
+               "-1e400}",
+               JSONRPC_INVALID_REQUEST, "\"s\"");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"ping\"}",
+               JSONRPC_INVALID_REQUEST, "null");
+  assert_error("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":"
+               "{\"x\":NaN}}",
+               JSONRPC_PARSE_ERROR, "null");
+  harness_clear(&h);
+  harness_line(&h, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":"
+                   "{\"x\":1e400}}");
+  ck_assert_uint_eq(h.cap.n, 0);
+}
+END_TEST
+
 /* The whole int64 range is a valid id, echoed digit for digit. */
 START_TEST(test_int64_ids_echoed) {
   static const char *const ids[] = {"9223372036854775807",
@@ -785,6 +807,7 @@ Suite *session_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_huge_id_refused);
   tcase_add_test(tc, test_valid_json_edges_served);
+  tcase_add_test(tc, test_unservable_number_refused_with_id);
   tcase_add_test(tc, test_int64_ids_echoed);
   suite_add_tcase(s, tc);
 
