@@ -82,17 +82,15 @@ static int integer_fits(const char *s, size_t n) {
 
 /* What json-c's strict mode still lets through, checked in one pass:
  * numbers that are not JSON ("1.", "01", "-") and raw control characters
- * inside strings.  It also counts what json-c would not read as JSON
+ * inside strings.  It also notes what json-c would not read as JSON
  * means it, for rewrite_text() to fix first: escaped surrogates, paired
  * (json-c 0.16 decodes some of them wrongly) or lone, and integers beyond
- * 64 bits (which json-c clamps).  *rewrite is set for any of these, and
- * *bigints counts the integers. */
-static int scan_text(const char *s, size_t n, int *rewrite, size_t *bigints,
-                     int *nonfinite, const char **why) {
+ * 64 bits (which json-c clamps).  *rewrite is set for any of these. */
+static int scan_text(const char *s, size_t n, int *rewrite, int *nonfinite,
+                     const char **why) {
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 0;
   *rewrite = 0;
-  *bigints = 0;
   *nonfinite = 0;
   while (i < n) {
     char c = s[i];
@@ -152,10 +150,8 @@ static int scan_text(const char *s, size_t n, int *rewrite, size_t *bigints,
           i++;
       }
       if (int_end == i && int_end - start >= 19 &&
-          !integer_fits(s + start, int_end - start)) {
+          !integer_fits(s + start, int_end - start))
         *rewrite = 1;
-        (*bigints)++;
-      }
     } else {
       /* json-c's strict mode still reads NaN and Infinity, which are
        * no JSON at all. */
@@ -170,18 +166,32 @@ bad_number:
   return -1;
 }
 
-/* Copies the number at s[i] (text scan_text() accepted) to out[*o] and
- * returns where it ends.  An integer beyond 64 bits gets a ".0", so that
- * json-c reads it as the double JavaScript would make of it. */
+/* Copies the number at s[i] to out[*o] and returns where it ends: an
+ * optional minus, digits, a fraction and an exponent, as JSON spells a
+ * number, so that what follows ("+1" in "18+1", say) is left to json-c
+ * to refuse.  An integer beyond 64 bits gets a ".0", so that json-c reads
+ * it as the double JavaScript would make of it. */
 static size_t copy_number(const char *s, size_t i, size_t n, char *out,
                           size_t *o) {
-  size_t start = i;
-  int integer = 1;
-  for (; i < n && strchr("-+.eE0123456789", s[i]) != NULL && s[i] != '\0'; i++)
-    integer &= s[i] != '.' && s[i] != 'e' && s[i] != 'E';
+  size_t start = i, int_end;
+  if (s[i] == '-')
+    i++;
+  while (i < n && s[i] >= '0' && s[i] <= '9')
+    i++;
+  int_end = i;
+  if (i < n && s[i] == '.')
+    for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+      ;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    if (++i < n && (s[i] == '+' || s[i] == '-'))
+      i++;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+      i++;
+  }
   memcpy(out + *o, s + start, i - start);
   *o += i - start;
-  if (integer && !integer_fits(s + start, i - start)) {
+  if (int_end == i && int_end - start >= 19 &&
+      !integer_fits(s + start, int_end - start)) {
     memcpy(out + *o, ".0", 2);
     *o += 2;
   }
@@ -209,10 +219,13 @@ static size_t put_utf8(char *out, unsigned cp) {
  * D800-DFFF, U+1D800 say, into U+FFFD; raw UTF-8 it keeps as is), a lone
  * surrogate escape becomes U+FFFD (as a decoder replaces what it cannot
  * decode), and an integer beyond 64 bits becomes a double.  Only called
- * on text scan_text() accepted, with its count of such integers. */
-static char *rewrite_text(const char *s, size_t n, size_t bigints,
-                          size_t *out_len) {
-  char *out = malloc(n + 2 * bigints + 1);
+ * on text scan_text() accepted. */
+static char *rewrite_text(const char *s, size_t n, size_t *out_len) {
+  /* Rewritten escapes only shrink; each ".0" follows an integer of 19
+   * characters or more, so there are at most n / 19 + 1 of them.  The
+   * bound does not trust scan_text()'s count: on text json-c will refuse
+   * (a bad \u escape) the two may disagree on where strings end. */
+  char *out = malloc(n + 2 * (n / 19 + 1) + 1);
   size_t o = 0;
   int in_string = 0;
 
@@ -410,7 +423,6 @@ const char *jsonrpc_member(const char *s, const char *end, const char *key) {
 static int parse_text(json_tokener *tok, const char *line, size_t len,
                       json_object **out, const char **why, int keep) {
   int rewrite, nonfinite, rc;
-  size_t bigints;
   char *copy = NULL;
 
   *out = NULL;
@@ -432,10 +444,10 @@ static int parse_text(json_tokener *tok, const char *line, size_t len,
    * leading zero, and literals.  So the scan is left to the rest. */
   if ((*out = fast_parse(line, len)) != NULL)
     return 0;
-  if (scan_text(line, len, &rewrite, &bigints, &nonfinite, why) != 0)
+  if (scan_text(line, len, &rewrite, &nonfinite, why) != 0)
     return JSONRPC_PARSE_ERROR;
   if (rewrite) {
-    if ((copy = rewrite_text(line, len, bigints, &len)) == NULL) {
+    if ((copy = rewrite_text(line, len, &len)) == NULL) {
       *why = "out of memory";
       return JSONRPC_PARSE_ERROR;
     }

@@ -65,7 +65,16 @@ START_TEST(test_parse_errors) {
       "{\"a\":\"x\x01y\"}",       /* a raw control character */
       "[\"\x1f\"]", "{\"a\":1.}", /* not a JSON number */
       "{\"a\":01}", "{\"a\":-}", "{\"a\":NaN}", "[Infinity]", /* not JSON */
-      "/* c */{}", "{} // c", "[1,2,]", "[-01]", "[0x10]", NULL};
+      "/* c */{}", "{} // c", "[1,2,]", "[-01]", "[0x10]",
+      /* Text the rewrite of long integers and surrogates copies before
+       * json-c refuses it (a fuzzer found the first overflowing the
+       * copy): a sign inside a long number, and a bad \u escape that
+       * makes the scan and the copy disagree on where strings end. */
+      "{\"u\":18+4674407370955161508,\"y\":-1e-308,"
+      "\"u\":184467440737551615151}",
+      "[\"\\uZZZZ\" 123456789012345678901234567 1234567890123456789012 "
+      "12345678901234567890123 \"x\"]",
+      NULL};
 
   for (size_t i = 0; bad[i] != NULL; i++)
     assert_parse_error(tok, bad[i], strlen(bad[i]));
