@@ -14,5 +14,4 @@ EXTRA_DIST += tests/layers.sh tests/layers-selftest.sh src/layers.txt
 # What a plugin author's compiler says with mcpd.pc's flags: an unported
 # callback is an error, and the guide's callback test builds and passes.
 TESTS += tests/sdk/build-flags.sh
-EXTRA_DIST += tests/sdk/build-flags.sh tests/sdk/old_signature.c \
-	tests/sdk/callback_test.c
+EXTRA_DIST += tests/sdk/build-flags.sh tests/sdk/old_signature.c

@@ -5,8 +5,8 @@
 #   - examples/hello/hello.c compiles;
 #   - tests/sdk/old_signature.c, a tool callback with the signature from
 #     before ABI 1.0, does NOT compile (it would load and answer garbage);
-#   - tests/sdk/callback_test.c, the guide's "Testing a callback outside
-#     mcpd", compiles, links and passes.
+#   - the C example of the guide's "Testing a callback outside mcpd",
+#     taken out of doc/plugin-guide.md, compiles, links and passes.
 #
 # Environment (exported by tests/e2e.mk under `make check`):
 #   MCPD_BUILDDIR, MCPD_SRCDIR, PKG_CONFIG (default: pkg-config), CC.
@@ -52,12 +52,22 @@ fi
 grep -q "incompatible-pointer-types\|incompatible pointer" "$tmp/log" ||
   fail "old_signature.c failed for another reason than its callback"
 
+# The guide's example, exactly as the guide shows it: its first C block
+# after the heading.
+awk '/^## Testing a callback outside mcpd/ { sect = 1; next }
+     sect && /^## / { exit }
+     sect && /^```c$/ { code = 1; next }
+     code && /^```$/ { exit }
+     code { print }' "$srcdir/doc/plugin-guide.md" >"$tmp/callback_test.c"
+grep -q "int main" "$tmp/callback_test.c" ||
+  fail "no C example under \"Testing a callback outside mcpd\" in the guide"
+
 # The test program is an executable: mcpd.pc's -shared is not for it.
 jsonc_libs=$("$PKG_CONFIG" --libs json-c) || fail "no json-c.pc"
 # shellcheck disable=SC2086
 $CC -O2 -Wall $cflags -I"$srcdir/examples/hello" -o "$tmp/callback_test" \
-  "$srcdir/tests/sdk/callback_test.c" $jsonc_libs \
-  >"$tmp/log" 2>&1 || fail "tests/sdk/callback_test.c does not compile"
+  "$tmp/callback_test.c" $jsonc_libs \
+  >"$tmp/log" 2>&1 || fail "the guide's callback test does not compile"
 "$tmp/callback_test" >"$tmp/log" 2>&1 || fail "callback_test failed"
 rm -f "$tmp/log"
 echo "build-flags: hello.c builds, an old-signature callback does not"
