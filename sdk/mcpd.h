@@ -380,7 +380,13 @@ typedef struct mcpd_prompt {
 /* The host services, an append-only table given to init() and reachable
  * from every callback as req->host.  Every function
  * may be called from any thread unless its comment says otherwise.  The
- * `call` functions may only be used while that call is in flight. */
+ * `call` functions may only be used while that call is in flight.
+ *
+ * The `host` pointer init() receives (the same as every req->host) stays
+ * valid until fini() returns: a plugin may keep it in its state and use it
+ * from threads it starts, since the host functions are thread-safe.  Those
+ * threads end before fini() returns (fini() joins them), so no thread of
+ * the plugin uses `host` or its `self` after that. */
 struct mcpd_host {
   /* sizeof(struct mcpd_host) in the host.  No test is needed before using
    * a member: the host refuses plugins built for a newer minor. */
@@ -396,8 +402,23 @@ struct mcpd_host {
   void (*free)(void *ptr);
 
   /* --- logging ---------------------------------------------------------- */
-  /* One line to mcpd's stderr log, prefixed with the plugin name, and to the
-   * client as notifications/message when it asked for that level. */
+  /* One line to mcpd's stderr log, prefixed with the plugin name, always.
+   * It also goes to clients as notifications/message, to those that asked
+   * for `level` or a more severe one (logging/setLevel; a 2026-07-28
+   * request's logLevel), at most 200 lines a second per plugin (more are
+   * dropped and counted):
+   *   - logged from inside a callback (on the thread running it, before
+   *     it returns): to that call's session alone, related to its request
+   *     (over HTTP, on the request's stream);
+   *   - logged so once the client cancelled that call: to the same session
+   *     alone, as an unrelated message (over HTTP, on the session's
+   *     standalone GET stream); a 2026-07-28 request has no session, so
+   *     its cancelled call's lines reach stderr only;
+   *   - logged anywhere else (init(), fini(), a plugin's own thread, an
+   *     ASYNC tool's thread, after complete()): the plugin's own line, to
+   *     every session that asked for the level.
+   * A call's line never reaches another session, and none reaches a
+   * session that is gone. */
   void (*log)(mcpd_self *self, mcpd_log_level level, const char *fmt, ...)
       MCPD_PRINTF(3, 4);
 
@@ -445,7 +466,10 @@ struct mcpd_host {
   /* Completes an MCPD_EXEC_ASYNC call, from any thread, exactly once.
    * `status` MCPD_ERROR with no result built answers an internal error. */
   int (*complete)(mcpd_call *call, int status);
-  /* The loaded instance the call belongs to. */
+  /* The loaded instance the call belongs to, or NULL (and a log line) once
+   * the call has finished.  In a callback, use req->self: the same
+   * pointer, without a lookup.  call_self() is for code that holds only
+   * the call handle, such as an ASYNC tool's thread. */
   mcpd_self *(*call_self)(mcpd_call *call);
 
   /* --- run-time registry ------------------------------------------------ */
@@ -468,7 +492,10 @@ struct mcpd_host {
   /* printf into one text content block. */
   int (*result_textf)(mcpd_call *call, const char *fmt, ...) MCPD_PRINTF(2, 3);
   /* The name the call was made under, so tools added at run time can share
-   * one callback.  Valid while the call is in flight. */
+   * one callback.  Valid while the call is in flight; NULL once it has
+   * finished.  It is the same string as req->name (the URI for a read):
+   * use req->name in a callback, and call_tool_name() where only the call
+   * handle is at hand. */
   const char *(*call_tool_name)(mcpd_call *call);
   /* Why the last host function that failed on this thread failed, or "".
    * Valid until the next host call on the same thread. */

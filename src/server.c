@@ -83,16 +83,20 @@ static json_object *log_params(int level, const char *logger,
 }
 
 /* call_exec.log_cb: a call's line goes to its own client, on that
- * request's stream; a plugin's other lines go to every session.  Each
- * hears the levels it asked for: a legacy session with logging/setLevel,
- * a modern request with its own logLevel (and only its call's lines). */
+ * request's stream; once the request was cancelled, to the same session
+ * alone as an unrelated message (HTTP: its standalone stream), since the
+ * request's stream may be gone.  A plugin's other lines go to every
+ * session.  Each hears the levels it asked for: a legacy session with
+ * logging/setLevel, a modern request with its own logLevel (and only its
+ * call's lines, while it is not cancelled). */
 static void plugin_log_cb(void *arg, int level, const char *logger,
                           const char *text, request *r) {
   server *srv = arg;
   json_object *params = NULL;
 
   if (r != NULL && r->modern) {
-    if (r->session != NULL && r->log_level >= 0 && level >= r->log_level)
+    if (r->session != NULL && !r->cancelled && r->log_level >= 0 &&
+        level >= r->log_level)
       session_notify_related(r->session, r, "notifications/message",
                              log_params(level, logger, text));
     return;
@@ -105,7 +109,9 @@ static void plugin_log_cb(void *arg, int level, const char *logger,
     /* Built once, for the first session that wants it, and shared. */
     if (params == NULL)
       params = log_params(level, logger, text);
-    if (r != NULL)
+    /* A worker's link keeps the relation, so that the host can find the
+     * session behind a cancelled request too. */
+    if (r != NULL && (!r->cancelled || s->tag_related))
       session_notify_related(s, r, "notifications/message",
                              json_object_get(params));
     else

@@ -37,7 +37,8 @@ E2E_FILES = \
 	tests/e2e/modern-listen.test.mjs \
 	tests/e2e/modern-keys.test.mjs \
 	tests/e2e/modern-http.test.mjs \
-	tests/e2e/sdk2.test.mjs
+	tests/e2e/sdk2.test.mjs \
+	tests/e2e/late-log.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

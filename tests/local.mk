@@ -10,3 +10,8 @@ include $(srcdir)/tests/e2e.mk
 # The layering rule of src/layers.txt, checked on the sources and objects.
 TESTS += tests/layers.sh tests/layers-selftest.sh
 EXTRA_DIST += tests/layers.sh tests/layers-selftest.sh src/layers.txt
+
+# What a plugin author's compiler says with mcpd.pc's flags: an unported
+# callback is an error, and the guide's callback test builds and passes.
+TESTS += tests/sdk/build-flags.sh
+EXTRA_DIST += tests/sdk/build-flags.sh tests/sdk/old_signature.c

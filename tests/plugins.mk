@@ -11,6 +11,7 @@
 #   printf_init        writes to stdout from init()
 #   asker              asks the client (sampling, elicitation, roots), one
 #                      tool per host function of ABI 1.1
+#   late_log           logs after its call was cancelled (issue 24)
 #   fault              crashes, hangs and misbehaves on purpose, each fault
 #                      in INLINE, POOL and ASYNC form (issue 13)
 #   abi_major          ABI major 99                    refused
@@ -128,6 +129,11 @@ check_LTLIBRARIES += tests/plugins/asker.la
 tests_plugins_asker_la_SOURCES = tests/plugins/asker.c
 tests_plugins_asker_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
 tests_plugins_asker_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/late_log.la
+tests_plugins_late_log_la_SOURCES = tests/plugins/late_log.c
+tests_plugins_late_log_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_late_log_la_LIBADD = $(JSONC_LIBS)
 
 check_LTLIBRARIES += tests/plugins/fault.la
 tests_plugins_fault_la_SOURCES = tests/plugins/fault.c

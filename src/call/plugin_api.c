@@ -27,9 +27,11 @@ static void log_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
   call_exec *e = ev->exec;
   request *r = ev->call ? ev->call->req : NULL;
-  /* A call's line goes to its client while the request is live. */
+  /* A call's line goes to its own client while that session is there,
+   * even once the call was cancelled (log_cb then sends it unrelated to
+   * the request): never to another session. */
   if (e->log_cb != NULL &&
-      (ev->call == NULL || (r != NULL && !r->cancelled && r->session != NULL)))
+      (ev->call == NULL || (r != NULL && r->session != NULL)))
     e->log_cb(e->arg, ev->value, ev->name, ev->text, r);
   call_event_free(ev);
 }

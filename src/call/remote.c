@@ -228,7 +228,9 @@ static void worker_notify_cb(void *arg, void *call, plugin *p,
     text = json_object_is_type(data, json_type_string)
                ? json_object_get_string(data)
                : json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN);
-    if (c != NULL && (r == NULL || r->cancelled || r->session == NULL))
+    /* As in log_run(): a cancelled call's line still goes to its own
+     * session, never to another. */
+    if (c != NULL && (r == NULL || r->session == NULL))
       return;
     if (e->log_cb != NULL)
       e->log_cb(e->arg, log_level_of(json_object_get_string(level)), p->name,

@@ -3,13 +3,14 @@
  * tools come and go at once on the loop, and a bad one or an unknown key
  * is refused with last_error(); a line logged outside any call reaches
  * every client that asked for its level, one logged by a call only that
- * call's client, and no more than 200 a second; reports that break the
- * rules are refused. */
+ * call's client (even once cancelled), and no more than 200 a second; reports
+ * that break the rules are refused. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "call.h"
 #include "jsonrpc.h"
@@ -140,6 +141,63 @@ START_TEST(test_log_lines_routed) {
 }
 END_TEST
 
+/* A POOL callback that waits to be cancelled (5 s at most), then logs. */
+static int log_after_cancel(mcpd_call *call, const mcpd_request *req) {
+  struct timespec ms = {0, 1000000};
+
+  for (int i = 0; i < 5000 && !req->host->cancelled(call); i++)
+    nanosleep(&ms, NULL);
+  req->host->log(req->self, MCPD_LOG_WARNING, "logged after the cancel");
+  return req->host->result_text(call, "done");
+}
+
+static int call_started(harness *hh, void *arg) {
+  (void)arg;
+  return hh->srv.exec.in_flight == 1;
+}
+
+/* A line a call logs after its client cancelled it still reaches that
+ * client, which asked for the level (as an unrelated message: the request
+ * is over for it), and still no other client. */
+START_TEST(test_cancelled_call_logs_to_its_session) {
+  mcpd_tool def = {.name = "log_after_cancel",
+                   .call = log_after_cancel,
+                   .exec = MCPD_EXEC_POOL};
+  session *b = harness_open(&h, &other);
+  static const char init[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
+      "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"b\",\"version\":\"0\"}}}";
+  static const char call[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\","
+      "\"params\":{\"name\":\"log_after_cancel\"}}";
+  static const char cancel[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+      "\"params\":{\"requestId\":9}}";
+
+  other_open = 1;
+  ck_assert_int_eq(call_host_api.add_tool(harness_good_self(&h), &def),
+                   MCPD_OK);
+  session_handle_line(b, init, strlen(init));
+  set_level(h.session, "warning");
+  set_level(b, "warning");
+  harness_turn(&h); /* the new tool's list_changed */
+  harness_clear(&h);
+  memory_transport_clear(&other);
+  session_handle_line(h.session, call, strlen(call));
+  harness_run_until(&h, call_started, NULL);
+  session_handle_line(h.session, cancel, strlen(cancel));
+  harness_run_until(&h, harness_calls_done, NULL);
+  harness_turn(&h);
+  ck_assert_uint_eq(h.cap.n, 1);
+  ck_assert_uint_eq(harness_count(&h.cap, "notifications/message"), 1);
+  ck_assert_uint_eq(harness_count(&h.cap, "logged after the cancel"), 1);
+  /* No answer to the cancelled request, and nothing for the other. */
+  ck_assert_uint_eq(harness_count(&h.cap, "\"id\":9"), 0);
+  ck_assert_uint_eq(other.n, 0);
+}
+END_TEST
+
 /* A burst of 250 lines: the clients get 200 of them. */
 START_TEST(test_log_rate_limited) {
   set_level(h.session, "info");
@@ -159,6 +217,7 @@ Suite *plugin_api_suite(void) {
   tcase_add_test(tc, test_bad_reports_refused);
   tcase_add_test(tc, test_roots_callback_only_on_the_loop);
   tcase_add_test(tc, test_log_lines_routed);
+  tcase_add_test(tc, test_cancelled_call_logs_to_its_session);
   tcase_add_test(tc, test_log_rate_limited);
   suite_add_tcase(s, tc);
   return s;
