@@ -611,6 +611,20 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Seconds this thread has waited for a CPU, ready to run but not running
+ * (the second field of /proc/thread-self/schedstat), or 0 where the
+ * kernel does not keep it. */
+static double runqueue_s(void) {
+  unsigned long long run = 0, wait = 0;
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (f == NULL)
+    return 0;
+  if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+    wait = 0;
+  fclose(f);
+  return (double)wait / 1e9;
+}
+
 /* How often `text` occurs in the log. */
 static size_t log_count(const char *text) {
   char *log = harness_log(&h);
@@ -720,9 +734,11 @@ START_TEST(test_fifo_swapped_in) {
   ck_assert_int_eq(link(s->reg, s->target), 0);
   ck_assert_int_eq(pthread_create(&thread, NULL, swap_thread, s), 0);
   while (now_s() - start < 1.0 && slowest < 0.25) {
-    double t0 = now_s(), took;
+    /* A load blocked in open() sleeps; one the machine's load kept from
+     * a CPU waits in the run queue.  Only the first counts. */
+    double t0 = now_s(), q0 = runqueue_s(), took;
     ck_assert_ptr_null(loader_load_file(&h.srv.loader, s->target));
-    took = now_s() - t0;
+    took = now_s() - t0 - (runqueue_s() - q0);
     if (took > slowest)
       slowest = took;
     atomic_fetch_add(&s->loads, 1);
