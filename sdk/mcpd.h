@@ -107,6 +107,14 @@
 
 #include <json-c/json.h>
 
+/* A callback whose signature is not the one declared here (a plugin
+ * written before ABI 1.0, say) would load and answer garbage, and gcc 12
+ * only warns about the assignment: from here on in the plugin's source it
+ * is a compile error, whatever the build line.  (C++ refuses it anyway.) */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic error "-Wincompatible-pointer-types"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
