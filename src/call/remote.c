@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ask.h"
+#include "era.h"
 #include "jsonrpc.h"
 #include "loader.h"
 #include "remote.h"
@@ -195,14 +196,11 @@ static void worker_request_cb(void *arg, void *call, plugin *p, json_object *id,
   }
 }
 
+/* A worker's log level by name (era.c keeps the names), info when it sent
+ * none mcpd knows. */
 static int log_level_of(const char *name) {
-  static const char *const names[] = {"debug",   "info",     "notice",
-                                      "warning", "error",    "critical",
-                                      "alert",   "emergency"};
-  for (int i = 0; i < 8; i++)
-    if (name != NULL && strcmp(name, names[i]) == 0)
-      return i;
-  return MCPD_LOG_INFO;
+  int level = era_log_level(name);
+  return level >= 0 ? level : MCPD_LOG_INFO;
 }
 
 static void worker_notify_cb(void *arg, void *call, plugin *p,
