@@ -117,10 +117,10 @@ static void print_list(server *srv, session *s, memory_transport *mt, int out) {
       lh_table_free(index);
     return;
   }
-  /* The loader's list is newest first; print in load order. */
-  i = n;
-  for (plugin *p = srv->loader.plugins; p; p = p->next) {
-    plugins[--i].plugin = p;
+  /* The loader's list is in file order, as the lists are. */
+  i = 0;
+  for (plugin *p = srv->loader.plugins; p; p = p->next, i++) {
+    plugins[i].plugin = p;
     plugins[i].entries = json_object_new_array();
     lh_table_insert(index, p, &plugins[i]);
   }

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef HAVE_PRCTL
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include <uv.h>
@@ -108,6 +111,14 @@ int main(int argc, char **argv) {
   }
   log_set_level((log_level)opts.log_level);
   if (opts.mode == MODE_WORKER) {
+#ifdef HAVE_PRCTL
+    /* A worker ends with its host, whatever holds it.  The host may have
+     * died before this call: then the parent is another already. */
+    pid_t host = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != host)
+      _exit(0);
+#endif
     /* A plugin that calls exit() from one of its threads would run the
      * process's destructors under the feet of the others, and abort: the
      * status it asked for is what the host should hear. */

@@ -18,6 +18,7 @@
 #include "server.h"
 #include "settings.h"
 #include "watchdog.h"
+#include "worker_hello.h"
 
 /* How long calls in flight may run after input ended, then how long they
  * get to notice cancellation.  The flush of replies already owed is not
@@ -144,6 +145,8 @@ static void roots_changed_cb(void *arg) {
 
 static void calls_drained_cb(void *arg);
 static void worker_started_cb(void *arg);
+static int worker_configure_cb(void *arg, plugin *p, char *err,
+                               size_t errlen);
 
 /* loader_env.isolate_cb and unisolate_cb */
 static int isolate_cb(void *arg, plugin *p) {
@@ -249,8 +252,14 @@ int server_init(server *srv, uv_loop_t *loop, settings *opts) {
   env.host = &call_host_api;
   env.host_data = &srv->exec;
   env.changed_cb = registry_changed_cb;
-  env.isolate_cb = isolate_cb;
-  env.unisolate_cb = unisolate_cb;
+  if (opts->mode == MODE_WORKER) {
+    /* It is the one process of its plugin. */
+    env.configure_cb = worker_configure_cb;
+    env.quiet = 1;
+  } else {
+    env.isolate_cb = isolate_cb;
+    env.unisolate_cb = unisolate_cb;
+  }
   env.arg = srv;
   return loader_init(&srv->loader, &env);
 }
@@ -357,11 +366,23 @@ static void hold_timeout_cb(uv_timer_t *t) {
   release_input(srv);
 }
 
+/* The first scan's plugins are loaded, their workers ready or failed:
+ * once, a config entry that names no plugin is most likely a typo. */
+static void plugins_settled(server *srv) {
+  if (srv->settled)
+    return;
+  srv->settled = 1;
+  if (srv->opts->mode != MODE_WORKER)
+    loader_warn_unused_configs(&srv->loader);
+}
+
 /* worker_env.started_cb: one more isolated plugin is ready (or failed). */
 static void worker_started_cb(void *arg) {
   server *srv = arg;
-  if (srv->workers_starting > 0 && --srv->workers_starting == 0)
+  if (srv->workers_starting > 0 && --srv->workers_starting == 0) {
     release_input(srv);
+    plugins_settled(srv);
+  }
 }
 
 /* --- signals and the parent --------------------------------------------- */
@@ -380,8 +401,10 @@ static void signal_cb(uv_signal_t *handle, int signum) {
     return;
   }
   if (srv->shutting_down && srv->shutdown_stage < 3) {
-    log_warn("%s during shutdown: exiting without waiting any longer",
-             signum == SIGTERM ? "SIGTERM" : "SIGINT");
+    /* A worker's host sends SIGTERM after EOF as it exits: no news. */
+    log_msg(srv->opts->mode == MODE_WORKER ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN,
+            "%s during shutdown: exiting without waiting any longer",
+            signum == SIGTERM ? "SIGTERM" : "SIGINT");
     finish_shutdown(srv);
     return;
   }
@@ -416,7 +439,9 @@ void server_catch_signals(server *srv) {
   srv->parent_pid = (int)getppid();
   if (srv->parent_pid > 1) {
 #ifdef HAVE_PRCTL
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* A worker has SIGKILL set already (main.c). */
+    if (srv->opts->mode != MODE_WORKER)
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
     uv_timer_start(&srv->parent_timer, parent_cb, 500, 500);
     uv_unref((uv_handle_t *)&srv->parent_timer);
@@ -425,16 +450,16 @@ void server_catch_signals(server *srv) {
 
 /* Worker mode: the limits the host asked for, soft and hard, so that the
  * plugin cannot raise them again. */
-static int set_limits(const settings *o) {
+static int set_limits(const worker_limits *lim) {
   const struct {
     int resource;
-    const char *flag;
+    const char *key;
     uint64_t value; /* 0 for none */
     rlim_t unit;
   } limits[] = {
-      {RLIMIT_AS, "--rlimit-as", o->rlimit_as_mib, (rlim_t)1 << 20},
-      {RLIMIT_CPU, "--rlimit-cpu", o->rlimit_cpu_s, 1},
-      {RLIMIT_NOFILE, "--rlimit-nofile", o->rlimit_nofile, 1},
+      {RLIMIT_AS, "addressSpaceMiB", lim->address_space_mib, (rlim_t)1 << 20},
+      {RLIMIT_CPU, "cpuSeconds", lim->cpu_seconds, 1},
+      {RLIMIT_NOFILE, "openFiles", lim->open_files, 1},
   };
 
   for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
@@ -443,7 +468,7 @@ static int set_limits(const settings *o) {
       continue;
     rl.rlim_cur = rl.rlim_max = (rlim_t)limits[i].value * limits[i].unit;
     if (setrlimit(limits[i].resource, &rl) != 0) {
-      log_error("%s %llu: setrlimit failed: %s", limits[i].flag,
+      log_error("limits.%s %llu: setrlimit failed: %s", limits[i].key,
                 (unsigned long long)limits[i].value, strerror(errno));
       return -1;
     }
@@ -502,18 +527,50 @@ static int start_pool(uv_loop_t *loop) {
   return 0;
 }
 
-/* Worker mode: limits, then the one plugin, or nothing at all. */
+/* loader_env.configure_cb, worker mode: the plugin's descriptor passed;
+ * the host hears its name and answers with its config and limits
+ * (worker_hello.h), which are set before init() runs. */
+static int worker_configure_cb(void *arg, plugin *p, char *err,
+                               size_t errlen) {
+  server *srv = arg;
+  worker_limits lim;
+  json_object *config;
+  int rc;
+
+  if (worker_hello_send(stdio_transport_output_fd(srv->stdio), p->name,
+                        p->version, p->description) != 0) {
+    snprintf(err, errlen, "cannot write to the host: %s", strerror(errno));
+    return -1;
+  }
+  rc = worker_config_read(stdio_transport_input_fd(srv->stdio),
+                          srv->opts->max_message, &config, &lim, err, errlen);
+  if (rc == 1)
+    _exit(0); /* the host will not use this worker: nothing ran yet */
+  if (rc != 0)
+    return -1;
+  json_object_put(srv->opts->plugins.worker_config);
+  srv->opts->plugins.worker_config = config;
+  if ((lim.address_space_mib != 0 && start_pool(srv->loop) != 0) ||
+      set_limits(&lim) != 0) {
+    snprintf(err, errlen, "its limits could not be set");
+    return -1;
+  }
+  return 0;
+}
+
+/* Worker mode: the one plugin, or nothing at all.  Why it cannot be
+ * served goes to the host too, for its --list. */
 static int start_worker(server *srv) {
   const settings *o = srv->opts;
   plugin *p;
 
-  if (o->rlimit_as_mib != 0 && start_pool(srv->loop) != 0)
-    return -1;
-  if (set_limits(o) != 0)
-    return -1;
   /* The loader says why in one line when it fails. */
-  if ((p = loader_load_file(&srv->loader, o->worker_path)) == NULL)
+  if ((p = loader_load_file(&srv->loader, o->worker_path)) == NULL) {
+    if (srv->stdio != NULL && srv->loader.failures != NULL)
+      worker_refused_send(stdio_transport_output_fd(srv->stdio),
+                          srv->loader.failures->reason);
     return -1;
+  }
   if (describe_plugin(srv, p) != 0) {
     log_error("out of memory");
     return -1;
@@ -532,13 +589,12 @@ int server_start(server *srv, int serve) {
     return rc;
   }
   loader_scan(&srv->loader);
-  if (srv->workers_starting == 0)
+  if (srv->workers_starting == 0) {
     release_input(srv);
-  else if (srv->input_held)
+    plugins_settled(srv);
+  } else if (srv->input_held) {
     uv_timer_start(&srv->hold_timer, hold_timeout_cb, HOLD_MS, 0);
-  /* Once, after the first scan: a config entry that names no loaded
-   * plugin is most likely a typo. */
-  loader_warn_unused_configs(&srv->loader);
+  }
   if (serve && o->watch)
     srv->watch =
         watch_start(srv->loop, o->loader.plugin_dirs, o->loader.n_plugin_dirs,
@@ -562,7 +618,10 @@ static void close_walk_cb(uv_handle_t *handle, void *arg) {
     uv_close(handle, NULL);
 }
 
-/* Stage 3: unload plugins and close every handle; uv_run then returns. */
+static void workers_gone_cb(void *arg);
+
+/* Stage 3: unload plugins, end the workers, and close every handle;
+ * uv_run then returns. */
 static void finish_shutdown(server *srv) {
   srv->shutdown_stage = 3;
   uv_timer_stop(&srv->shutdown_timer);
@@ -570,6 +629,7 @@ static void finish_shutdown(server *srv) {
     /* Their code is still running on threads: it must stay mapped. */
     log_warn("exiting with %u calls still running", srv->exec.in_flight);
     srv->exit_hard = 1;
+    worker_kill_all();
     uv_stop(srv->loop);
     return;
   }
@@ -587,7 +647,13 @@ static void finish_shutdown(server *srv) {
     server_close_session(srv, srv->sessions[0]);
   /* fini() joins the plugins' threads; what they queued runs after. */
   loader_free(&srv->loader);
-  worker_shutdown();
+  /* Nothing of mcpd outlives it: the loop closes once every worker is
+   * gone. */
+  worker_shutdown(workers_gone_cb, srv);
+}
+
+static void workers_gone_cb(void *arg) {
+  server *srv = arg;
   call_exec_close(&srv->exec);
   uv_walk(srv->loop, close_walk_cb, NULL);
 }

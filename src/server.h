@@ -57,6 +57,7 @@ typedef struct server {
   int closing_outputs;       /* transports still flushing at shutdown */
   int input_held;            /* stdin waits for the plugins to load */
   unsigned workers_starting; /* isolated plugins not ready yet */
+  int settled;               /* the first scan's plugins all started */
   uv_timer_t hold_timer;
   watch *watch;
 

@@ -27,7 +27,6 @@
 typedef struct settings_parser {
   settings *s;
   const char *auth_flag; /* the first HTTP authorization flag given */
-  int config_fd;         /* --worker-config-fd, or -1 */
   unsigned char *given;  /* by row: the command line set it */
 } parser;
 
@@ -127,28 +126,46 @@ static int registry_name_ok(const char *s) {
   return 1;
 }
 
-/* "--isolate" alone is every plugin; "--isolate NAME" one, and may
- * repeat. */
-static int set_isolate(parser *p, const setting *row, const char *text,
-                       json_object *val) {
-  plugin_settings *ps = &p->s->plugins;
-  (void)row;
-  (void)val;
-  if (text == NULL) {
-    ps->isolate_all = 1;
-    return 0;
-  }
-  if (!registry_name_ok(text)) {
-    log_error("--isolate \"%s\": not a plugin name", text);
+/* Adds `name`, given to `flag`, to the set `*set`. */
+static int add_name(json_object **set, const char *flag, const char *name) {
+  if (!registry_name_ok(name)) {
+    log_error("%s \"%s\": not a plugin name", flag, name);
     return -1;
   }
-  if (ps->isolate_names == NULL &&
-      (ps->isolate_names = json_object_new_object()) == NULL) {
+  if (*set == NULL && (*set = json_object_new_object()) == NULL) {
     log_error("out of memory");
     return -1;
   }
-  json_object_object_add(ps->isolate_names, text, json_object_new_boolean(1));
+  json_object_object_add(*set, name, json_object_new_boolean(1));
   return 0;
+}
+
+/* "--isolate" alone is the default, every plugin in a worker process of
+ * its own (after an "--in-process", the later word wins); "--isolate
+ * NAME" (repeatable) keeps NAME there whatever --in-process or the config
+ * says. */
+static int set_isolate(parser *p, const setting *row, const char *text,
+                       json_object *val) {
+  (void)row;
+  (void)val;
+  if (text == NULL) {
+    p->s->plugins.in_process_all = 0;
+    return 0;
+  }
+  return add_name(&p->s->plugins.isolate_names, "--isolate", text);
+}
+
+/* "--in-process" alone runs every plugin inside mcpd; "--in-process
+ * NAME" (repeatable) that one. */
+static int set_in_process(parser *p, const setting *row, const char *text,
+                          json_object *val) {
+  (void)row;
+  (void)val;
+  if (text == NULL) {
+    p->s->plugins.in_process_all = 1;
+    return 0;
+  }
+  return add_name(&p->s->plugins.in_process_names, "--in-process", text);
 }
 
 /* The config's "plugins": each plugin's config, by name. */
@@ -205,21 +222,6 @@ static int parse_uint(const char *s, uint64_t min, uint64_t max,
   if (errno != 0 || *end != '\0' || v < min || v > max)
     return -1;
   *out = v;
-  return 0;
-}
-
-static int set_worker_config_fd(parser *p, const setting *row, const char *text,
-                                json_object *val) {
-  uint64_t fd;
-  (void)row;
-  (void)val;
-  /* 0 and 1 are the host's socket, 2 its stderr. */
-  if (parse_uint(text, 3, INT_MAX, &fd) != 0 || fcntl((int)fd, F_GETFD) < 0) {
-    log_error("--worker-config-fd: \"%s\" is not an open descriptor above 2",
-              text);
-    return -1;
-  }
-  p->config_fd = (int)fd;
   return 0;
 }
 
@@ -291,10 +293,14 @@ static const setting table[] = {
      MCPD_DEFAULT_THREADS, "number", NULL, "N",
      "worker threads for MCPD_EXEC_POOL tools\n"
      "(default 8)"},
+    {"in-process", NULL, SETTING_CUSTOM, SETTING_F_OPT_ARG,
+     CUSTOM("plugins", set_in_process), "[NAME]",
+     "run plugin NAME (repeatable), or every plugin,\n"
+     "inside mcpd instead of a worker process of its own"},
     {"isolate", NULL, SETTING_CUSTOM, SETTING_F_OPT_ARG,
      CUSTOM("plugins", set_isolate), "[NAME]",
-     "run plugin NAME (repeatable), or every plugin,\n"
-     "in a worker process of its own"},
+     "run plugin NAME (repeatable) in a worker process\n"
+     "of its own even with --in-process (the default)"},
     {"deadline", "deadlineMs", SETTING_U64, 0, IN(plugins, deadline_ms), 1,
      DAY_MS, MCPD_DEFAULT_DEADLINE_MS, "number of milliseconds", NULL, "MS",
      "how long a call may run before it is answered\n"
@@ -347,16 +353,6 @@ static const setting table[] = {
     /* Internal, not in --help: how mcpd starts its own worker processes. */
     {"worker", NULL, SETTING_CUSTOM, SETTING_F_INTERNAL,
      CUSTOM("server", set_worker), "PATH", NULL},
-    {"worker-config-fd", NULL, SETTING_CUSTOM, SETTING_F_INTERNAL,
-     CUSTOM("plugins", set_worker_config_fd), "FD", NULL},
-    {"rlimit-as", NULL, SETTING_U64, SETTING_F_INTERNAL,
-     TOP("server", rlimit_as_mib), 1, 1048576, 0, "number of MiB", NULL, "MIB",
-     NULL},
-    {"rlimit-cpu", NULL, SETTING_U64, SETTING_F_INTERNAL,
-     TOP("server", rlimit_cpu_s), 1, 31536000, 0, "number of seconds", NULL,
-     "S", NULL},
-    {"rlimit-nofile", NULL, SETTING_U64, SETTING_F_INTERNAL,
-     TOP("server", rlimit_nofile), 1, 1048576, 0, "number", NULL, "N", NULL},
     /* In the --config file only. */
     {NULL, "instructions", SETTING_STRING, 0, IN(methods, instructions), 0, 0,
      0, NULL, NULL, NULL, NULL},
@@ -663,68 +659,6 @@ static int load_config(parser *p) {
 
 /* --- worker mode -------------------------------------------------------- */
 
-/* Reads all of `fd` into `text`, from its start if it is a file: the host
- * may hand over a memfd it wrote, whose offset is then at the end. */
-static const char *read_all(int fd, size_t max, strbuf *text) {
-  if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
-    return strerror(errno);
-  for (;;) {
-    ssize_t n;
-    if (text->len > max)
-      return "larger than --max-message-size";
-    if (strbuf_reserve(text, 65536) != 0)
-      return "out of memory";
-    n = read(fd, text->data + text->len, 65536);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return strerror(errno);
-    if (n == 0)
-      return NULL;
-    text->len += (size_t)n;
-  }
-}
-
-/* Reads the worker's plugin config from `fd` to its end and closes it:
- * the JSON text of an object, or `null` for none. */
-static int read_worker_config(settings *s, int fd) {
-  strbuf text = {0};
-  json_tokener *tok = NULL;
-  json_object *config = NULL;
-  const char *why = read_all(fd, s->max_message, &text);
-
-  if (why == NULL && (tok = json_tokener_new()) == NULL)
-    why = "out of memory";
-  /* A trailing newline is welcome; nothing else may follow the value. */
-  while (why == NULL && text.len > 0 &&
-         (text.data[text.len - 1] == ' ' || text.data[text.len - 1] == '\t' ||
-          text.data[text.len - 1] == '\r' || text.data[text.len - 1] == '\n'))
-    text.len--;
-  if (why == NULL && text.len >= INT_MAX)
-    why = "too large";
-  if (why == NULL) {
-    /* The NUL ends the last token: "null" or a number needs an end. */
-    text.data[text.len] = '\0';
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-    config = json_tokener_parse_ex(tok, text.data, (int)text.len + 1);
-    if (json_tokener_get_error(tok) != json_tokener_success ||
-        json_tokener_get_parse_end(tok) != text.len)
-      why = "not one JSON value";
-    else if (config != NULL && !json_object_is_type(config, json_type_object))
-      why = "must be a JSON object or null";
-  }
-  if (why != NULL) {
-    log_error("--worker-config-fd %d: %s", fd, why);
-    json_object_put(config);
-  } else {
-    s->plugins.worker_config = config;
-  }
-  json_tokener_free(tok);
-  strbuf_free(&text);
-  close(fd);
-  return why == NULL ? 0 : -1;
-}
-
 /* Worker mode serves one plugin to the mcpd that started it, over stdio,
  * with everything else given on the command line: refuse what belongs to
  * a server of its own. */
@@ -732,14 +666,8 @@ static int check_worker(parser *p) {
   settings *s = p->s;
   const char *clash = NULL;
 
-  if (s->worker_path == NULL) {
-    if (p->config_fd >= 0 || s->rlimit_as_mib || s->rlimit_cpu_s ||
-        s->rlimit_nofile) {
-      log_error("--worker-config-fd and --rlimit-* go with --worker");
-      return -1;
-    }
+  if (s->worker_path == NULL)
     return 0;
-  }
   if (strcmp(s->transport, "stdio") != 0)
     clash = "--transport";
   else if (s->listen != NULL)
@@ -759,7 +687,7 @@ static int check_worker(parser *p) {
   s->mode = MODE_WORKER;
   s->watch = 0;
   s->plugins.worker = 1;
-  return p->config_fd >= 0 ? read_worker_config(s, p->config_fd) : 0;
+  return 0;
 }
 
 /* --- the command line --------------------------------------------------- */
@@ -892,7 +820,7 @@ static void share(settings *s) {
 
 int settings_parse(settings *s, int argc, char **argv) {
   unsigned char given[N_ROWS] = {0};
-  parser p = {s, NULL, -1, given};
+  parser p = {s, NULL, given};
   int rc;
 
   memset(s, 0, sizeof(*s));

@@ -67,12 +67,9 @@ typedef struct settings {
   size_t max_in_flight; /* per session */
   const char *call_tool;
   const char *call_args;
-  /* Worker mode (internal; see src/isolation/worker_process.c): the plugin to
-   * serve, and limits set before it is loaded; 0 for none. */
+  /* Worker mode (internal; see src/isolation/worker_hello.h): the plugin
+   * to serve.  Its config and limits come from the host on stdin. */
   const char *worker_path;
-  uint64_t rlimit_as_mib;
-  uint64_t rlimit_cpu_s;
-  uint64_t rlimit_nofile;
 
   call_settings call;
   plugin_settings plugins;

@@ -29,12 +29,12 @@ static void remote_done(void *call, json_object *result, const char *text,
   call_done(c, MCPD_OK);
 }
 
-/* Whether `key` of the client's _meta stays behind: the host's own key
- * (the client cannot speak for the host) and, for a modern client, the
- * envelope, which the host answers for. */
-static int meta_stays(const char *key, int modern) {
-  return strcmp(key, "io.mcpd/client") == 0 ||
-         (modern && strncmp(key, "io.modelcontextprotocol/", 24) == 0);
+/* Whether `key` of the client's _meta stays behind: only the host's own
+ * key (the client cannot speak for the host).  The rest, a modern
+ * client's envelope included, reaches the plugin as it would in-process;
+ * the worker's legacy session gives the envelope no meaning. */
+static int meta_stays(const char *key) {
+  return strcmp(key, "io.mcpd/client") == 0;
 }
 
 /* Appends `v` as JSON text: a string directly, anything else through
@@ -89,7 +89,7 @@ static void forward(mcpd_call *c, request *r) {
   if (json_object_object_get_ex(r->params, "_meta", &meta) &&
       json_object_is_type(meta, json_type_object)) {
     json_object_object_foreach(meta, key, val) {
-      if (!meta_stays(key, r->modern))
+      if (!meta_stays(key))
         append_member(&params, &first, key, val);
     }
   }

@@ -12,6 +12,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "rpc_peer.h"
+#include "worker_hello.h"
 #include "worker_link.h"
 
 /* Messages for the worker leave in writes of about this many bytes when a
@@ -27,6 +28,9 @@ static const char *const list_keys[REG_KINDS] = {
     "tools", "resources", "resourceTemplates", "prompts"};
 
 static struct worker *all_workers;
+/* worker_shutdown()'s: runs once every worker is gone. */
+static void (*all_gone_cb)(void *arg);
+static void *all_gone_arg;
 
 typedef enum pending_kind {
   P_CALL,   /* a forwarded call: done() reports */
@@ -52,13 +56,17 @@ struct worker {
   rpc_peer peer; /* requests to the worker, and the bytes for it */
   json_tokener *tok;
   int ready;                      /* listed and registered */
+  int ever_ready;                 /* its first process got ready */
+  int said_hello;                 /* this process said its plugin's name */
   int stopping;                   /* the plugin was unloaded */
   int started;                    /* started_cb was called */
+  char *refused;                  /* why this process cannot serve it */
   json_object *staged[REG_KINDS]; /* list items while listing */
   struct worker *next_all;        /* every worker, for shutdown */
 };
 
 static void reply_cb(rpc_entry *e, const rpc_reply *r);
+static void start_mcp(worker *w);
 
 /* --- sending ------------------------------------------------------------ */
 
@@ -169,6 +177,11 @@ static void listed(worker *w, int kind, json_object *result) {
     return;
   }
   if (!w->ready) {
+    /* The first time, the plugin goes live (replacing the instance of
+     * its file that was) before its entries arrive. */
+    if (!w->ever_ready)
+      loader_ready(w->p);
+    w->ever_ready = 1;
     for (int k = 0; k < REG_KINDS; k++)
       register_kind(w, k);
     w->ready = 1;
@@ -254,11 +267,83 @@ static int list_changed(worker *w, const char *method) {
   return 0;
 }
 
+/* params.KEY as a string, or NULL. */
+static const char *param_string(json_object *params, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(params, key, &v) &&
+                 json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v)
+             : NULL;
+}
+
+/* The plugin's config and limits, for the worker that said its name. */
+static void send_config(worker *w) {
+  static const char *const keys[] = {"addressSpaceMiB", "cpuSeconds",
+                                     "openFiles"};
+  const plugin_settings *ps = w->env->opts->plugins;
+  json_object *params = json_object_new_object(), *limits, *config;
+
+  limits = json_object_new_object();
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    uint64_t v = plugin_settings_limit(ps, w->p->name, keys[i]);
+    if (v != 0)
+      json_object_object_add(limits, keys[i],
+                             json_object_new_int64((int64_t)v));
+  }
+  config = plugin_settings_config(ps, w->p->name);
+  json_object_object_add(params, "config", json_object_get(config));
+  json_object_object_add(params, "limits", limits);
+  notify(w, WORKER_CONFIG, params);
+}
+
+/* The worker said which plugin it holds: the loader decides whether it
+ * goes on; then its config, and MCP. */
+static void hello(worker *w, json_object *params) {
+  const char *name = param_string(params, "name");
+  const char *version = param_string(params, "version");
+  char why[400];
+
+  if (name == NULL || version == NULL || w->said_hello) {
+    snprintf(why, sizeof(why),
+             "plugin \"%s\": its worker sent a malformed " WORKER_HELLO
+             "; killing it",
+             w->p->name);
+    worker_process_kill(&w->proc, why);
+    return;
+  }
+  w->said_hello = 1;
+  if (!w->p->named) {
+    if (loader_named(w->p, name, version,
+                     param_string(params, "description")) != 0)
+      return; /* the loader let go of this worker */
+  } else if (strcmp(name, w->p->name) != 0) {
+    snprintf(why, sizeof(why),
+             "plugin \"%s\": its file now holds plugin \"%s\"; killing its "
+             "worker until the file is reloaded",
+             w->p->name, name);
+    worker_process_kill(&w->proc, why);
+    return;
+  }
+  send_config(w);
+  start_mcp(w);
+}
+
 static void on_notification(worker *w, const char *method,
                             json_object *params) {
   uint64_t related = params ? take_related(params) : 0;
   pending *q = NULL;
 
+  if (!w->said_hello) {
+    /* Before MCP, only the first words (worker_hello.h). */
+    if (strcmp(method, WORKER_HELLO) == 0) {
+      hello(w, params);
+    } else if (strcmp(method, WORKER_REFUSED) == 0) {
+      const char *reason = param_string(params, "reason");
+      free(w->refused);
+      w->refused = strdup(reason ? reason : "its worker refused it");
+    }
+    return;
+  }
   if (list_changed(w, method))
     return;
   if (related != 0 && (q = find_call(w, related)) == NULL)
@@ -299,6 +384,8 @@ static void line_cb(void *ctx, char *line, size_t len, int oversize) {
   json_object *msg, *method, *id;
   const char *why;
 
+  if (w->stopping)
+    return;
   if (oversize) {
     log_error("plugin \"%s\": its worker sent a message over the size limit",
               w->p->name);
@@ -333,13 +420,22 @@ static void line_cb(void *ctx, char *line, size_t len, int oversize) {
 
 /* --- what the process tells ---------------------------------------------- */
 
-/* A new process: the link starts over with initialize. */
+/* A new process: the link starts over, and waits for the worker to say
+ * which plugin it holds. */
 static void spawned_cb(void *arg, uv_stream_t *to) {
   worker *w = arg;
-  json_object *params = json_object_new_object(), *caps, *info;
 
   rpc_peer_set_stream(&w->peer, to);
   rpc_peer_restart_ids(&w->peer);
+  w->said_hello = 0;
+  free(w->refused);
+  w->refused = NULL;
+}
+
+/* The worker has its config: MCP starts with initialize. */
+static void start_mcp(worker *w) {
+  json_object *params = json_object_new_object(), *caps, *info;
+
   caps = json_object_new_object();
   /* Everything a client may declare: each call brings its client's real
    * capabilities. */
@@ -368,9 +464,32 @@ static void closing_cb(void *arg) {
 static void exited_cb(void *arg, const char *message, json_object *data,
                       int stopping) {
   worker *w = arg;
+  json_object *v;
 
-  settle(w);
   drop_staged(w);
+  if (!stopping && !w->ever_ready) {
+    /* It died loading the plugin: the file is refused until it changes
+     * (the loader stops this worker), with the worker's reason if it
+     * gave one. */
+    char reason[400];
+    if (w->refused != NULL)
+      snprintf(reason, sizeof(reason), "%s", w->refused);
+    else if (json_object_object_get_ex(data, "signal", &v))
+      snprintf(reason, sizeof(reason),
+               "its worker process was killed by signal %d (%s) while "
+               "loading it",
+               json_object_get_int(v), strsignal(json_object_get_int(v)));
+    else
+      snprintf(reason, sizeof(reason),
+               "its worker process exited with status %d while loading it",
+               json_object_object_get_ex(data, "exitStatus", &v)
+                   ? json_object_get_int(v)
+                   : -1);
+    (void)message;
+    loader_start_failed(w->p, reason);
+    return;
+  }
+  settle(w);
   if (stopping) {
     rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR,
                       "the plugin was unloaded", data);
@@ -401,8 +520,14 @@ static void gone_cb(void *arg) {
   rpc_peer_close(&w->peer);
   drop_staged(w);
   json_tokener_free(w->tok);
+  free(w->refused);
   plugin_release(w->p);
   free(w);
+  if (all_workers == NULL && all_gone_cb != NULL) {
+    void (*cb)(void *) = all_gone_cb;
+    all_gone_cb = NULL;
+    cb(all_gone_arg);
+  }
 }
 
 static const worker_process_events process_events = {
@@ -463,7 +588,14 @@ void worker_stop(plugin *p) {
   worker_process_stop(&w->proc);
 }
 
-void worker_shutdown(void) {
+void worker_shutdown(void (*done)(void *arg), void *arg) {
+  all_gone_cb = done;
+  all_gone_arg = arg;
+  if (all_workers == NULL) {
+    all_gone_cb = NULL;
+    done(arg);
+    return;
+  }
   for (worker *w = all_workers, *next; w; w = next) {
     next = w->next_all;
     if (w->p->worker == w)
@@ -474,8 +606,13 @@ void worker_shutdown(void) {
                       NULL);
     /* Its write queue's handle closes now, before the server's uv_walk. */
     rpc_peer_close(&w->peer);
-    worker_process_abandon(&w->proc);
+    worker_process_end(&w->proc);
   }
+}
+
+void worker_kill_all(void) {
+  for (worker *w = all_workers; w; w = w->next_all)
+    worker_process_kill_now(&w->proc);
 }
 
 int worker_call(plugin *p, const char *method, const char *params, size_t len,

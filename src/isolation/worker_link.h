@@ -67,9 +67,12 @@ int worker_start(const worker_env *env, plugin *p);
  * error, the process gets EOF and, after a grace period, SIGKILL. */
 void worker_stop(plugin *p);
 
-/* At exit: lets go of every worker (each has EOF) and closes their
- * handles, so that the loop can close. */
-void worker_shutdown(void);
+/* At exit: ends every worker (EOF and SIGTERM, SIGKILL after a short
+ * grace); `done` runs once all are gone and their handles closed, at
+ * once when there are none. */
+void worker_shutdown(void (*done)(void *arg), void *arg);
+/* When mcpd exits without waiting: every worker killed and reaped now. */
+void worker_kill_all(void);
 
 /* What a forwarded call's done() gets (all borrowed): an `error`, or a
  * result as a tree (`result`), as text (`text`, `len` bytes, not

@@ -1,6 +1,6 @@
 /* worker_process.c -- spawns, watches, restarts and ends the process of an
  * isolated plugin.  See worker_process.h. */
-#define _GNU_SOURCE /* memfd_create, pipe2 */
+#define _GNU_SOURCE /* pipe2 */
 #include "config.h"
 
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -22,8 +22,10 @@
 #define RESTART_MAX_MS 10000
 #define PARK_CRASHES 5
 #define PARK_WINDOW_MS 60000
-/* How long an ended worker may take to exit before SIGKILL. */
+/* How long an unloaded worker may take to exit before SIGKILL, and one
+ * ended at mcpd's exit after SIGTERM. */
 #define STOP_GRACE_MS 2000
+#define EXIT_GRACE_MS 1000
 /* How long a new worker may take to list what its plugin offers. */
 #define START_TIMEOUT_MS 10000
 
@@ -173,30 +175,6 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
 
 /* --- spawning ------------------------------------------------------------ */
 
-/* The plugin's config as a file the worker reads on fd 3. */
-static int config_fd(worker_process *wp) {
-  json_object *cfg = plugin_settings_config(wp->opts->plugins, wp->p->name);
-  const char *text =
-      cfg ? json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN)
-          : "null";
-  size_t len = strlen(text), off = 0;
-  int fd = memfd_create("mcpd-plugin-config", MFD_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  while (off < len) {
-    ssize_t n = write(fd, text + off, len - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      close(fd);
-      return -1;
-    }
-    off += (size_t)n;
-  }
-  lseek(fd, 0, SEEK_SET);
-  return fd;
-}
-
 /* A worker that does not get ready in time is treated as crashed. */
 static void start_timeout_cb(uv_timer_t *t) {
   worker_process *wp = t->data;
@@ -208,10 +186,10 @@ static void start_timeout_cb(uv_timer_t *t) {
   }
 }
 
-/* The child's fds: to[0] is its stdin, from[1] its stdout, cfg its fd 3.
- * The other ends stay here. */
+/* The child's fds: to[0] is its stdin, from[1] its stdout.  The other
+ * ends stay here. */
 typedef struct child_fds {
-  int to[2], from[2], cfg;
+  int to[2], from[2];
 } child_fds;
 
 static void close_fds(child_fds *f) {
@@ -219,8 +197,6 @@ static void close_fds(child_fds *f) {
   close(f->to[1]);
   close(f->from[0]);
   close(f->from[1]);
-  if (f->cfg >= 0)
-    close(f->cfg);
 }
 
 static int open_fds(worker_process *wp, child_fds *f) {
@@ -234,31 +210,20 @@ static int open_fds(worker_process *wp, child_fds *f) {
     close(f->to[1]);
     return -1;
   }
-  f->cfg = -1;
-  if ((f->cfg = config_fd(wp)) < 0) {
-    log_error("plugin \"%s\": cannot pass its config: %s", wp->p->name,
-              strerror(errno));
-    close_fds(f);
-    return -1;
-  }
   return 0;
 }
 
 /* The worker's command line, with room for what it holds. */
 typedef struct child_args {
-  char *argv[20];
-  char threads[24], level[16], limits[3][24];
+  char *argv[10];
+  char threads[24], level[16];
 } child_args;
 
-/* `mcpd --worker PATH`, its config on fd 3, the host's log level and
- * pool size, and the plugin's resource limits (rlimits it sets on
- * itself before loading the plugin). */
+/* `mcpd --worker PATH`, with the host's log level and pool size.  The
+ * plugin's config and limits follow on its stdin once it said its name
+ * (worker_hello.h). */
 static void build_args(const worker_process *wp, child_args *a) {
   static const char *const levels[] = {"error", "warn", "info", "debug"};
-  static const char *const keys[] = {"addressSpaceMiB", "cpuSeconds",
-                                     "openFiles"};
-  static const char *const flags[] = {"--rlimit-as", "--rlimit-cpu",
-                                      "--rlimit-nofile"};
   const worker_settings *o = wp->opts;
   int n = 0;
 
@@ -269,20 +234,10 @@ static void build_args(const worker_process *wp, child_args *a) {
   a->argv[n++] = program;
   a->argv[n++] = (char *)"--worker";
   a->argv[n++] = wp->p->path;
-  a->argv[n++] = (char *)"--worker-config-fd";
-  a->argv[n++] = (char *)"3";
   a->argv[n++] = (char *)"--log-level";
   a->argv[n++] = a->level;
   a->argv[n++] = (char *)"--threads";
   a->argv[n++] = a->threads;
-  for (int i = 0; i < 3; i++) {
-    uint64_t v = plugin_settings_limit(o->plugins, wp->p->name, keys[i]);
-    if (v == 0)
-      continue;
-    snprintf(a->limits[i], sizeof(a->limits[i]), "%llu", (unsigned long long)v);
-    a->argv[n++] = (char *)flags[i];
-    a->argv[n++] = a->limits[i];
-  }
   a->argv[n] = NULL;
 }
 
@@ -290,7 +245,7 @@ static void build_args(const worker_process *wp, child_args *a) {
  * Returns 0 with wp->proc, wp->pipe and wp->wpipe allocated, or -1. */
 static int run_child(worker_process *wp, child_fds *f, child_args *a) {
   uv_process_options_t po;
-  uv_stdio_container_t stdio[4];
+  uv_stdio_container_t stdio[3];
   int rc;
 
   memset(&po, 0, sizeof(po));
@@ -301,13 +256,11 @@ static int run_child(worker_process *wp, child_fds *f, child_args *a) {
   stdio[1].data.fd = f->from[1];
   stdio[2].flags = UV_INHERIT_FD;
   stdio[2].data.fd = 2;
-  stdio[3].flags = UV_INHERIT_FD;
-  stdio[3].data.fd = f->cfg;
   po.file = program;
   po.args = a->argv;
   po.exit_cb = exit_cb;
   po.stdio = stdio;
-  po.stdio_count = 4;
+  po.stdio_count = 3;
 
   wp->proc = calloc(1, sizeof(*wp->proc));
   wp->pipe = calloc(1, sizeof(*wp->pipe));
@@ -326,7 +279,6 @@ static int run_child(worker_process *wp, child_fds *f, child_args *a) {
   /* The child's ends are the child's now. */
   close(f->to[0]);
   close(f->from[1]);
-  close(f->cfg);
   if (rc != 0) {
     log_error("plugin \"%s\": cannot start its worker: %s", wp->p->name,
               uv_strerror(rc));
@@ -429,30 +381,32 @@ void worker_process_stop(worker_process *wp) {
   maybe_gone(wp);
 }
 
-static void proc_closed_cb(uv_handle_t *h) {
-  worker_process *wp = h->data;
-  free(h);
-  wp->proc = NULL;
-  maybe_gone(wp);
+void worker_process_kill_now(worker_process *wp) {
+  if (wp->alive && wp->proc != NULL) {
+    int pid = wp->proc->pid;
+    kill(pid, SIGKILL);
+    /* libuv may reap it first: then waitpid fails, and it is gone too. */
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  }
 }
 
-void worker_process_abandon(worker_process *wp) {
+void worker_process_end(worker_process *wp) {
   wp->stopping = 1;
   if (wp->gone)
     return;
-  /* Every handle is closing when this returns: the server's uv_walk
-   * closes whatever is not. */
-  if (wp->restart != NULL)
-    uv_close((uv_handle_t *)wp->restart, free_handle_cb);
-  wp->restart = NULL;
-  close_pipes(wp);
-  if (wp->proc != NULL && !uv_is_closing((uv_handle_t *)wp->proc)) {
-    /* Not waiting for it: it has its EOF, and the parent's death would
-     * end it anyway. */
-    wp->alive = 0;
-    uv_close((uv_handle_t *)wp->proc, proc_closed_cb);
+  if (!wp->alive) {
+    if (wp->restart != NULL)
+      uv_timer_stop(wp->restart);
+    maybe_gone(wp);
+    return;
   }
-  maybe_gone(wp);
+  /* EOF and SIGTERM: a worker that is not stuck runs fini() and exits;
+   * one that is gets SIGKILL after the grace. */
+  close_pipes(wp);
+  if (wp->proc != NULL)
+    uv_process_kill(wp->proc, SIGTERM);
+  uv_timer_start(wp->restart, kill_cb, EXIT_GRACE_MS, 0);
 }
 
 /* Lets the owner free a stopped worker once its process and pipes are

@@ -34,7 +34,7 @@ typedef struct worker_process_events {
                  int stopping);
   /* Something about the process worth telling every client. */
   void (*report)(void *arg, const char *message);
-  /* After worker_process_stop() or _abandon(), the process and its pipes
+  /* After worker_process_stop() or _end(), the process and its pipes
    * are gone: the owner may free the struct (this runs inside whatever
    * call of this module found so, which touches `wp` no more). */
   void (*gone)(void *arg);
@@ -79,8 +79,11 @@ void worker_process_kill(worker_process *wp, const char *why);
 /* Ends it for good: EOF on its stdin and, after a grace period, SIGKILL;
  * ev.gone runs once everything is closed. */
 void worker_process_stop(worker_process *wp);
-/* At exit: EOF, and its handles closed without waiting for it (the
- * parent's death ends it anyway); ev.gone runs once they are. */
-void worker_process_abandon(worker_process *wp);
+/* At exit: EOF and SIGTERM now, SIGKILL after a short grace; ev.gone
+ * runs once it exited and its handles are closed. */
+void worker_process_end(worker_process *wp);
+/* When mcpd cannot wait (a call is stuck in its own process): SIGKILL,
+ * and the process reaped before this returns.  Its handles stay. */
+void worker_process_kill_now(worker_process *wp);
 
 #endif

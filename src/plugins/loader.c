@@ -19,9 +19,19 @@
 #include "plugin_file.h"
 #include "watchdog.h"
 
+/* Lists go in the order of the files: the plugin directories in the
+ * order given, and the files of each by name, whichever worker got ready
+ * first. */
+static int plugin_before(const struct plugin *a, const struct plugin *b) {
+  if (a->dir_index != b->dir_index)
+    return a->dir_index < b->dir_index;
+  return strcmp(a->path, b->path) < 0;
+}
+
 int loader_init(loader *l, const loader_env *env) {
   memset(l, 0, sizeof(*l));
   l->env = *env;
+  registry_set_order(env->registry, plugin_before);
   return 0;
 }
 
@@ -46,6 +56,8 @@ static void forget_failure(loader *l, const char *path) {
 }
 
 void loader_free(loader *l) {
+  while (l->starting)
+    loader_unload(l, l->starting);
   while (l->plugins)
     loader_unload(l, l->plugins);
   while (l->failures)
@@ -102,11 +114,26 @@ void plugin_release(plugin *p) {
   plugin_release(p);
 }
 
-static plugin *find_by_path(loader *l, const char *path) {
-  for (plugin *p = l->plugins; p; p = p->next)
+static plugin *find_in(plugin *list, const char *path) {
+  for (plugin *p = list; p; p = p->next)
     if (strcmp(p->path, path) == 0)
       return p;
   return NULL;
+}
+
+static plugin *find_by_path(loader *l, const char *path) {
+  return find_in(l->plugins, path);
+}
+
+/* Takes `p` out of `*list`; 1 if it was there. */
+static int unlink_from(plugin **list, plugin *p) {
+  for (plugin **pp = list; *pp; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      p->next = NULL;
+      return 1;
+    }
+  return 0;
 }
 
 /* Who already offers `kind` `name`, unless it is the instance being
@@ -183,18 +210,31 @@ static int check_tables(plugin *p, failure_kind *kind, char *err,
   return descriptor_check_tables(p->desc, &v, err, errlen);
 }
 
-/* Plugin names are unique among live instances, but a reload may reuse
- * the name of the instance it replaces. */
+/* Another plugin, live or starting, that goes by `name`; not `p`, nor
+ * the instance `p` would replace. */
+static plugin *name_holder(loader *l, const plugin *p, const char *name) {
+  plugin *old = find_by_path(l, p->path);
+  for (int k = 0; k < 2; k++)
+    for (plugin *q = k ? l->starting : l->plugins; q; q = q->next)
+      if (q != p && q != old && (q->named || !q->isolated) &&
+          strcmp(q->name, name) == 0)
+        return q;
+  return NULL;
+}
+
+/* Plugin names are unique among live instances and isolated ones that
+ * said theirs, but a reload may reuse the name of the instance it
+ * replaces. */
 static int check_unique_name(loader *l, plugin *p, failure_kind *kind,
                              char *err, size_t errlen) {
   const char *name = p->desc->name;
-  for (plugin *q = l->plugins; q; q = q->next)
-    if (q != p->replacing && strcmp(q->name, name) == 0) {
-      *kind = FAILURE_CONFLICT;
-      snprintf(err, errlen, "plugin name \"%s\" is already used by %s", name,
-               q->path);
-      return -1;
-    }
+  plugin *q = name_holder(l, p, name);
+  if (q != NULL) {
+    *kind = FAILURE_CONFLICT;
+    snprintf(err, errlen, "plugin name \"%s\" is already used by %s", name,
+             q->path);
+    return -1;
+  }
   return 0;
 }
 
@@ -261,8 +301,14 @@ static void commit(loader *l, plugin *p) {
   registry_init(&p->staged);
   p->live = 1;
   p->replacing = NULL;
-  p->next = l->plugins;
-  l->plugins = p;
+  {
+    /* The live list is in file order, as the lists are. */
+    plugin **pp = &l->plugins;
+    while (*pp != NULL && !plugin_before(p, *pp))
+      pp = &(*pp)->next;
+    p->next = *pp;
+    *pp = p;
+  }
   l->generation++;
   notify_changed(l);
   if (old != NULL)
@@ -301,17 +347,115 @@ static void commit_and_log(loader *l, plugin *p, const char *path) {
                        registry_count(&p->staged, REG_TEMPLATE);
   size_t n_prompts = registry_count(&p->staged, REG_PROMPT);
 
+  /* A worker's host says it, once the worker listed them. */
+  log_level level = l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO;
+
   commit(l, p);
   if (n_resources + n_prompts == 0)
-    log_info("loaded plugin \"%s\" %s from %s (%zu tools)", p->name, p->version,
-             path, n_tools);
+    log_msg(level, "loaded plugin \"%s\" %s from %s (%zu tools)", p->name,
+           p->version, path, n_tools);
   else
-    log_info("loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
-             "and templates, %zu prompts)",
-             p->name, p->version, path, n_tools, n_resources, n_prompts);
+    log_msg(level,
+           "loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
+           "and templates, %zu prompts)",
+           p->name, p->version, path, n_tools, n_resources, n_prompts);
 }
 
-static plugin *load(loader *l, const char *path, plugin *replacing) {
+/* A new instance of `path`, holding the loader's reference, or NULL. */
+static plugin *plugin_new(loader *l, const char *path, unsigned dir_index) {
+  plugin *p = calloc(1, sizeof(*p));
+
+  if (p == NULL || registry_init(&p->staged) != 0 ||
+      (p->path = strdup(path)) == NULL) {
+    if (p != NULL)
+      registry_free(&p->staged);
+    free(p);
+    log_error("plugin \"%s\": out of memory; not loaded", path);
+    return NULL;
+  }
+  p->loader = l;
+  p->host_data = l->env.host_data;
+  p->self.plugin = p;
+  atomic_init(&p->refs, 1);
+  p->copy_fd = -1;
+  p->dir_index = dir_index;
+  p->scan = l->scans;
+  if ((p->updates_pending = lh_kchar_table_new(16, free_key)) != NULL &&
+      uv_mutex_init(&p->updates_lock) != 0) {
+    lh_table_free(p->updates_pending);
+    p->updates_pending = NULL;
+  }
+  return p;
+}
+
+/* Logs why `p` was not loaded, keeps the refusal for --list and for
+ * retrying, and lets go of `p`.  `st` and `dir` are the file's and its
+ * directory's, or NULL to stat them now. */
+static void refuse(loader *l, plugin *p, const char *err, failure_kind kind,
+                   const struct stat *st, const struct stat *dir) {
+  struct stat fst, dst;
+  char buf[4096];
+
+  /* A worker's host says it, with the reason the worker gave. */
+  log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR, "plugin \"%s\": %s; %s",
+         p->path, err,
+         find_by_path(l, p->path) != NULL && find_by_path(l, p->path) != p
+             ? "keeping the version already loaded"
+             : "not loaded");
+  if (st == NULL) {
+    if (stat(p->path, &fst) != 0)
+      memset(&fst, 0, sizeof(fst));
+    plugin_file_dir_of(p->path, buf, sizeof(buf));
+    if (stat(buf, &dst) != 0)
+      memset(&dst, 0, sizeof(dst));
+    st = &fst;
+    dir = &dst;
+  }
+  record_failure(l, p->path, err, kind, st, dir);
+  p->replacing = NULL;
+  plugin_release(p);
+}
+
+/* The name an isolated plugin goes by until its worker says: its file's,
+ * without the directory and ".so". */
+static char *provisional_name(const char *path) {
+  const char *base = strrchr(path, '/');
+  char *name = strdup(base ? base + 1 : path);
+  size_t n = name ? strlen(name) : 0;
+  if (n > 3 && strcmp(name + n - 3, ".so") == 0)
+    name[n - 3] = '\0';
+  return name;
+}
+
+/* Starts the worker of `p`, whose file passed the checks: mcpd loads
+ * nothing of it.  Returns `p`, starting, or NULL. */
+static plugin *start_isolated(loader *l, plugin *p, const struct stat *st,
+                              const struct stat *dst) {
+  p->isolated = 1;
+  if ((p->name = provisional_name(p->path)) == NULL ||
+      (p->version = strdup("")) == NULL) {
+    refuse(l, p, "out of memory", FAILURE_FILE, st, dst);
+    return NULL;
+  }
+  p->next = l->starting;
+  l->starting = p;
+  if (l->env.isolate_cb(l->env.arg, p) != 0) {
+    unlink_from(&l->starting, p);
+    p->isolated = 0; /* nothing to stop */
+    refuse(l, p, "its worker process could not be started", FAILURE_FILE, st,
+           dst);
+    return NULL;
+  }
+  return p;
+}
+
+/* Where load() runs the plugin: as the options say (in a worker unless
+ * every plugin runs in-process), or in-process, because the worker said
+ * a name the options keep in-process. */
+typedef enum placement { PLACE_BY_OPTIONS, PLACE_IN_PROCESS } placement;
+
+static plugin *load(loader *l, const char *path, plugin *replacing,
+                    unsigned dir_index, placement where) {
   char err[1024] = "";
   struct stat st, dst;
   failure_kind kind = FAILURE_FILE;
@@ -322,31 +466,26 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   void *sym;
   int fd;
 
-  p = calloc(1, sizeof(*p));
-  if (p == NULL || registry_init(&p->staged) != 0) {
-    free(p);
-    log_error("plugin \"%s\": out of memory; not loaded", path);
+  if ((p = plugin_new(l, path, dir_index)) == NULL)
     return NULL;
-  }
-  p->loader = l;
-  p->host_data = l->env.host_data;
-  p->self.plugin = p;
-  atomic_init(&p->refs, 1);
-  p->copy_fd = -1;
-  if ((p->updates_pending = lh_kchar_table_new(16, free_key)) != NULL &&
-      uv_mutex_init(&p->updates_lock) != 0) {
-    lh_table_free(p->updates_pending);
-    p->updates_pending = NULL;
-  }
   p->replacing = replacing;
-  p->path = strdup(path);
-
+  /* The checks of the file run here, whoever loads it. */
   verdict = plugin_file_open(path, l->env.opts->allow_insecure, &fd, &st, &dst,
                              err, sizeof(err));
   if (verdict != PLUGIN_FILE_OK) {
     if (verdict == PLUGIN_FILE_DIR_REFUSED)
       kind = FAILURE_DIR;
     goto fail;
+  }
+  p->dev = st.st_dev;
+  p->ino = st.st_ino;
+  p->size = st.st_size;
+  p->mtime = st.st_mtim;
+  if (where == PLACE_BY_OPTIONS && l->env.isolate_cb != NULL &&
+      !plugin_settings_all_in_process(l->env.opts->plugins)) {
+    close(fd);
+    p->replacing = NULL; /* decided when it is ready */
+    return start_isolated(l, p, &st, &dst);
   }
   /* Everything from here on reads the open file, never the path again. */
   base = strrchr(path, '/');
@@ -356,10 +495,6 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
     goto fail;
   }
   close(fd);
-  p->dev = st.st_dev;
-  p->ino = st.st_ino;
-  p->size = st.st_size;
-  p->mtime = st.st_mtim;
   p->dl = dlopen(copy.path, RTLD_NOW | RTLD_LOCAL);
   p->copy_fd = plugin_copy_done(&copy);
   if (p->dl == NULL) {
@@ -388,27 +523,11 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   p->name = strdup(p->desc->name);
   p->version = strdup(p->desc->version);
   p->description = p->desc->description ? strdup(p->desc->description) : NULL;
-  if (l->env.isolate_cb != NULL &&
-      plugin_settings_isolated(l->env.opts->plugins, p->name)) {
-    /* Its code runs in a worker process; this one only needed its name.
-     * The worker lists what it offers into the registry. */
-    dlclose(p->dl);
-    p->dl = NULL;
-    p->desc = NULL;
-    p->isolated = 1;
-    if (l->env.isolate_cb(l->env.arg, p) != 0) {
-      snprintf(err, sizeof(err), "its worker process could not be started");
-      goto fail;
-    }
-    forget_failure(l, path);
-    commit(l, p);
-    log_info("loaded plugin \"%s\" %s from %s, isolated in a worker process",
-             p->name, p->version, path);
-    return p;
-  }
   if (check_tables(p, &kind, err, sizeof(err)) != 0)
     goto fail;
-
+  if (l->env.configure_cb != NULL &&
+      l->env.configure_cb(l->env.arg, p, err, sizeof(err)) != 0)
+    goto fail;
   if (call_init(l, p, err, sizeof(err)) != 0)
     goto fail;
   forget_failure(l, path);
@@ -416,24 +535,106 @@ static plugin *load(loader *l, const char *path, plugin *replacing) {
   return p;
 
 fail:
-  log_error("plugin \"%s\": %s; %s", path, err,
-            replacing ? "keeping the version already loaded" : "not loaded");
-  record_failure(l, path, err, kind, &st, &dst);
-  p->replacing = NULL;
-  plugin_release(p);
+  refuse(l, p, err, kind, &st, &dst);
   return NULL;
 }
 
 plugin *loader_load_file(loader *l, const char *path) {
-  return load(l, path, find_by_path(l, path));
+  return load(l, path, find_by_path(l, path), 0, PLACE_BY_OPTIONS);
+}
+
+static int set_string(char **field, const char *value) {
+  char *copy = value ? strdup(value) : NULL;
+  if (value != NULL && copy == NULL)
+    return -1;
+  free(*field);
+  *field = copy;
+  return 0;
+}
+
+int loader_named(plugin *p, const char *name, const char *version,
+                 const char *description) {
+  loader *l = p->loader;
+  char err[1024];
+  plugin *q;
+
+  if (!unlink_from(&l->starting, p))
+    return -1;
+  if (set_string(&p->name, name) != 0 || set_string(&p->version, version) ||
+      set_string(&p->description, description) != 0) {
+    refuse(l, p, "out of memory", FAILURE_FILE, NULL, NULL);
+    return -1;
+  }
+  p->named = 1;
+  /* Two new files claiming one name: the first in file order has it,
+   * whichever worker spoke first.  A name already in use stays so. */
+  if ((q = name_holder(l, p, name)) != NULL) {
+    if (q->scan == p->scan && plugin_before(p, q)) {
+      snprintf(err, sizeof(err), "plugin name \"%s\" is already used by %s",
+               name, p->path);
+      /* refuse() lets go of the reference taken here; the loader's
+       * goes with the unload. */
+      plugin_ref(q);
+      loader_unload(l, q);
+      refuse(l, q, err, FAILURE_CONFLICT, NULL, NULL);
+    } else {
+      snprintf(err, sizeof(err), "plugin name \"%s\" is already used by %s",
+               name, q->path);
+      if (l->env.unisolate_cb != NULL)
+        l->env.unisolate_cb(l->env.arg, p);
+      refuse(l, p, err, FAILURE_CONFLICT, NULL, NULL);
+      return -1;
+    }
+  }
+  if (!plugin_settings_isolated(l->env.opts->plugins, name)) {
+    /* Configured to run in mcpd: its worker only told its name. */
+    char *path = strdup(p->path);
+    unsigned dir_index = p->dir_index;
+    if (l->env.unisolate_cb != NULL)
+      l->env.unisolate_cb(l->env.arg, p);
+    plugin_release(p);
+    if (path != NULL)
+      load(l, path, find_by_path(l, path), dir_index, PLACE_IN_PROCESS);
+    free(path);
+    return -1;
+  }
+  p->next = l->starting;
+  l->starting = p;
+  return 0;
+}
+
+void loader_ready(plugin *p) {
+  loader *l = p->loader;
+
+  if (!unlink_from(&l->starting, p))
+    return;
+  p->replacing = find_by_path(l, p->path);
+  forget_failure(l, p->path);
+  commit(l, p);
+  log_info("loaded plugin \"%s\" %s from %s, isolated in a worker process",
+           p->name, p->version, p->path);
+}
+
+void loader_start_failed(plugin *p, const char *reason) {
+  loader *l = p->loader;
+
+  if (!unlink_from(&l->starting, p))
+    return;
+  if (l->env.unisolate_cb != NULL)
+    l->env.unisolate_cb(l->env.arg, p);
+  refuse(l, p, reason, FAILURE_FILE, NULL, NULL);
 }
 
 void loader_unload(loader *l, plugin *p) {
-  for (plugin **pp = &l->plugins; *pp; pp = &(*pp)->next)
-    if (*pp == p) {
-      *pp = p->next;
-      break;
-    }
+  if (unlink_from(&l->starting, p)) {
+    /* Its worker had not listed anything yet. */
+    if (l->env.unisolate_cb != NULL)
+      l->env.unisolate_cb(l->env.arg, p);
+    log_debug("plugin file %s: no longer loading it", p->path);
+    plugin_release(p);
+    return;
+  }
+  unlink_from(&l->plugins, p);
   if (p->live) {
     registry_remove_owner(l->env.registry, p);
     p->live = 0;
@@ -528,6 +729,12 @@ static int same_time(struct timespec a, struct timespec b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
 }
 
+/* Whether `p` was loaded from the file `st` describes, as it is now. */
+static int same_file(const plugin *p, const struct stat *st) {
+  return p->dev == st->st_dev && p->ino == st->st_ino &&
+         p->size == st->st_size && same_time(p->mtime, st->st_mtim);
+}
+
 /* Whether `path` was already refused for a reason that still holds, so it
  * is not tried (and reported) again on every scan. */
 static int failed_before(loader *l, const char *path, const struct stat *st) {
@@ -591,7 +798,8 @@ static void refuse_unstatable(loader *l, const char *path, int error) {
     f->error = error;
 }
 
-static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
+static size_t scan_dir(loader *l, const char *dir, unsigned dir_index,
+                       int explicit_dir) {
   DIR *d = opendir(dir);
   struct dirent *e;
   char **names = NULL;
@@ -630,22 +838,26 @@ static size_t scan_dir(loader *l, const char *dir, int explicit_dir) {
       refuse_unstatable(l, path, errno);
       continue;
     }
+    if ((p = find_in(l->starting, path)) != NULL) {
+      if (same_file(p, &st))
+        continue;
+      /* Changed while its worker was starting: start over. */
+      loader_unload(l, p);
+    }
     p = find_by_path(l, path);
     if (p != NULL) {
-      if (p->dev == st.st_dev && p->ino == st.st_ino && p->size == st.st_size &&
-          p->mtime.tv_sec == st.st_mtim.tv_sec &&
-          p->mtime.tv_nsec == st.st_mtim.tv_nsec)
+      if (same_file(p, &st))
         continue;
       if (failed_before(l, path, &st))
         continue;
       log_info("plugin file %s changed; reloading", path);
-      if (load(l, path, p) != NULL)
+      if (load(l, path, p, dir_index, PLACE_BY_OPTIONS) != NULL)
         changes++;
       continue;
     }
     if (failed_before(l, path, &st))
       continue;
-    if (load(l, path, NULL) != NULL)
+    if (load(l, path, NULL, dir_index, PLACE_BY_OPTIONS) != NULL)
       changes++;
   }
   free(names);
@@ -657,18 +869,20 @@ size_t loader_scan(loader *l) {
   size_t changes = 0;
   plugin *p, *next;
 
+  l->scans++;
   /* Unload what disappeared first, so a file renamed within the folders
    * does not collide with its own earlier instance. */
-  for (p = l->plugins; p; p = next) {
-    struct stat st;
-    next = p->next;
-    if (stat(p->path, &st) != 0 && errno == ENOENT) {
-      loader_unload(l, p);
-      changes++;
+  for (int list = 0; list < 2; list++)
+    for (p = list ? l->starting : l->plugins; p; p = next) {
+      struct stat st;
+      next = p->next;
+      if (stat(p->path, &st) != 0 && errno == ENOENT) {
+        loader_unload(l, p);
+        changes++;
+      }
     }
-  }
   for (size_t k = 0; k < o->n_plugin_dirs; k++)
-    changes += scan_dir(l, o->plugin_dirs[k], o->plugin_dirs_given);
+    changes += scan_dir(l, o->plugin_dirs[k], (unsigned)k, o->plugin_dirs_given);
   /* Forget refusals of files that are gone.  lstat: a link to nothing is
    * still there, and its refusal stands. */
   for (load_failure *f = l->failures, *fn; f; f = fn) {
@@ -683,6 +897,9 @@ size_t loader_scan(loader *l) {
 static int find_by_name(loader *l, const char *name) {
   for (plugin *p = l->plugins; p; p = p->next)
     if (strcmp(p->name, name) == 0)
+      return 1;
+  for (plugin *p = l->starting; p; p = p->next)
+    if (p->named && strcmp(p->name, name) == 0)
       return 1;
   return 0;
 }

@@ -68,6 +68,10 @@ typedef struct plugin {
   void *roots_arg;
   int live;                 /* its tools are registered */
   int isolated;             /* runs in a worker process */
+  int named;                /* isolated: its worker said its name */
+  unsigned dir_index;       /* which plugin directory: lists go in the */
+  unsigned scan;            /* order of the files; and the scan that found
+                               it, which settles a name two new files claim */
   struct worker *worker;    /* then: worker_link.c's state, while it runs */
   int initing;              /* inside init(): add_tool stages */
   int init_called;          /* fini() is owed */
@@ -118,10 +122,20 @@ typedef struct loader_env {
   void *host_data;             /* copied into each plugin's `host_data` */
   /* Runs on the loop thread after the registry changed. */
   void (*changed_cb)(void *arg);
-  /* A plugin the options isolate: start its worker process (0 or -1),
-   * and end it when the plugin is unloaded.  NULL: nothing is isolated. */
+  /* A plugin that may run isolated: start its worker process (0 or -1),
+   * and end it when the plugin is unloaded.  The worker reports the
+   * plugin's name (loader_named()) and, once it listed what the plugin
+   * offers, that it is ready (loader_ready()), or that it failed
+   * (loader_start_failed()).  NULL: every plugin runs in-process. */
   int (*isolate_cb)(void *arg, struct plugin *p);
   void (*unisolate_cb)(void *arg, struct plugin *p);
+  /* Worker mode: runs once the descriptor and tables passed, before
+   * init(), to tell the host the plugin's name and learn its config.
+   * 0 to go on, or -1 with the reason in `err`.  NULL: nothing to do. */
+  int (*configure_cb)(void *arg, struct plugin *p, char *err, size_t errlen);
+  /* Worker mode: its host reports loads and refusals, so they are logged
+   * here at debug level only. */
+  int quiet;
   void *arg;
 } loader_env;
 
@@ -129,7 +143,9 @@ typedef struct loader {
   loader_env env;
   plugin_files files;  /* where private copies go without memfd_create */
   unsigned generation; /* bumped whenever the live set changes */
-  plugin *plugins;     /* live instances */
+  plugin *plugins;     /* live instances, in file order */
+  plugin *starting;    /* isolated instances whose worker is starting */
+  unsigned scans;      /* loader_scan() calls so far */
   load_failure *failures;
   json_object *warned_configs; /* names loader_warn_unused_configs() gave */
 } loader;
@@ -150,9 +166,25 @@ size_t loader_scan(loader *l);
  * first scan. */
 void loader_warn_unused_configs(loader *l);
 
-/* Loads one file (used by scan and by tests).  Returns the live plugin or
- * NULL after logging why. */
+/* Loads one file (used by scan and by tests).  Returns the live plugin,
+ * or an isolated one whose worker is starting, or NULL after logging
+ * why. */
 plugin *loader_load_file(loader *l, const char *path);
+
+/* What the worker of an isolated plugin that is starting reports (loop
+ * thread).  loader_named(): the name, version and description the worker
+ * read from the descriptor.  Returns 0 when the worker goes on: the
+ * plugin's config is plugin_settings_config(..., p->name).  Returns -1
+ * when the loader let go of the worker: the name is taken, or the plugin
+ * is configured to run in-process and was loaded so.  loader_ready(): it
+ * listed what the plugin offers; the instance it replaces leaves and
+ * this one goes live, before the caller registers its entries.
+ * loader_start_failed(): the worker died or refused before it was ready;
+ * the file is marked failed with `reason` until it changes. */
+int loader_named(plugin *p, const char *name, const char *version,
+                 const char *description);
+void loader_ready(plugin *p);
+void loader_start_failed(plugin *p, const char *reason);
 /* Unregisters and drops the loader's reference; fini and dlclose run when
  * the last call ends. */
 void loader_unload(loader *l, plugin *p);

@@ -5,16 +5,57 @@
 
 #include "plugin_settings.h"
 
-int plugin_settings_isolated(const plugin_settings *ps, const char *plugin) {
+static int named(json_object *set, const char *name) {
+  return set != NULL && json_object_object_get_ex(set, name, NULL);
+}
+
+/* plugins.NAME.mcpd.isolate: 1, 0, or -1 when the config does not say. */
+static int config_isolate(const plugin_settings *ps, const char *plugin) {
   json_object *h, *v;
-  if (ps->isolate_all ||
-      (ps->isolate_names != NULL &&
-       json_object_object_get_ex(ps->isolate_names, plugin, NULL)))
+  if (ps->hosting != NULL &&
+      json_object_object_get_ex(ps->hosting, plugin, &h) &&
+      json_object_object_get_ex(h, "isolate", &v))
+    return json_object_get_boolean(v);
+  return -1;
+}
+
+int plugin_settings_isolated(const plugin_settings *ps, const char *plugin) {
+  int c;
+  if (named(ps->in_process_names, plugin))
+    return 0;
+  if (named(ps->isolate_names, plugin))
     return 1;
-  return ps->hosting != NULL &&
-         json_object_object_get_ex(ps->hosting, plugin, &h) &&
-         json_object_object_get_ex(h, "isolate", &v) &&
-         json_object_get_boolean(v);
+  if ((c = config_isolate(ps, plugin)) >= 0)
+    return c;
+  return !ps->in_process_all;
+}
+
+int plugin_settings_any_in_process(const plugin_settings *ps) {
+  if (ps->in_process_all || (ps->in_process_names != NULL &&
+                             json_object_object_length(ps->in_process_names)))
+    return 1;
+  if (ps->hosting != NULL) {
+    json_object_object_foreach(ps->hosting, name, h) {
+      (void)h;
+      if (config_isolate(ps, name) == 0)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+int plugin_settings_all_in_process(const plugin_settings *ps) {
+  if (!ps->in_process_all || (ps->isolate_names != NULL &&
+                              json_object_object_length(ps->isolate_names)))
+    return 0;
+  if (ps->hosting != NULL) {
+    json_object_object_foreach(ps->hosting, name, h) {
+      (void)h;
+      if (config_isolate(ps, name) == 1)
+        return 0;
+    }
+  }
+  return 1;
 }
 
 uint64_t plugin_settings_limit(const plugin_settings *ps, const char *plugin,
@@ -56,6 +97,7 @@ json_object *plugin_settings_config(const plugin_settings *ps,
 
 void plugin_settings_free(plugin_settings *ps) {
   json_object_put(ps->hosting);
+  json_object_put(ps->in_process_names);
   json_object_put(ps->isolate_names);
   json_object_put(ps->worker_config);
   memset(ps, 0, sizeof(*ps));

@@ -14,8 +14,11 @@
 
 typedef struct plugin_settings {
   uint64_t deadline_ms;       /* --deadline: the default for every call */
-  int isolate_all;            /* --isolate */
-  json_object *isolate_names; /* --isolate NAME..., a set; owned */
+  /* Every plugin runs in a worker process of its own unless these say
+   * otherwise (plugin_settings_isolated()). */
+  int in_process_all;            /* --in-process */
+  json_object *in_process_names; /* --in-process NAME..., a set; owned */
+  json_object *isolate_names;    /* --isolate NAME..., a set; owned */
   /* plugins.NAME.mcpd of the config, by plugin name (owned), or NULL: the
    * host's settings for that plugin, which its init() does not see. */
   json_object *hosting;
@@ -31,9 +34,16 @@ typedef struct plugin_settings {
 uint64_t plugin_settings_deadline(const plugin_settings *ps, const char *plugin,
                                   const char *tool);
 
-/* Whether `plugin` runs in a worker process (--isolate, or
- * plugins.NAME.mcpd.isolate). */
+/* Whether `plugin` runs in a worker process: --in-process NAME or
+ * --isolate NAME first, then plugins.NAME.mcpd.isolate, then --in-process
+ * (every plugin); by default it does. */
 int plugin_settings_isolated(const plugin_settings *ps, const char *plugin);
+
+/* Whether some plugin may run in mcpd's process, and whether every one
+ * does whatever its name: the loader then needs no worker to learn a
+ * plugin's name before it knows where the plugin runs. */
+int plugin_settings_any_in_process(const plugin_settings *ps);
+int plugin_settings_all_in_process(const plugin_settings *ps);
 
 /* plugins.NAME.mcpd.limits.KEY ("addressSpaceMiB", "cpuSeconds",
  * "openFiles"), or 0 for none. */

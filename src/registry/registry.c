@@ -623,6 +623,7 @@ reg_entry *registry_at(registry *r, reg_kind kind, size_t i) {
 
 int registry_add(registry *r, reg_entry *e) {
   reg_table *t = &r->tables[e->kind];
+  size_t pos;
   if (registry_find(r, e->kind, e->name) != NULL)
     return -1;
   if (t->count == t->cap) {
@@ -635,10 +636,23 @@ int registry_add(registry *r, reg_entry *e) {
   }
   if (lh_table_insert(t->by_name, e->name, e) != 0)
     return -1;
-  e->index = t->count;
-  t->order[t->count++] = e;
+  pos = t->count;
+  /* After every entry of an owner listed no later than this one's. */
+  if (r->before != NULL)
+    while (pos > 0 && r->before(e->owner, t->order[pos - 1]->owner))
+      pos--;
+  memmove(t->order + pos + 1, t->order + pos,
+          (t->count - pos) * sizeof(*t->order));
+  t->order[pos] = e;
+  t->count++;
+  for (size_t i = pos; i < t->count; i++)
+    t->order[i]->index = i;
   r->changed |= REGISTRY_CHANGED(e->kind);
   return 0;
+}
+
+void registry_set_order(registry *r, reg_order_fn before) {
+  r->before = before;
 }
 
 static void compact(reg_table *t) {

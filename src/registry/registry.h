@@ -74,9 +74,13 @@ typedef struct reg_table {
   size_t cap;
 } reg_table;
 
+/* Whether entries of owner `a` are listed before those of `b`. */
+typedef int (*reg_order_fn)(const struct plugin *a, const struct plugin *b);
+
 typedef struct registry {
   reg_table tables[REG_KINDS];
   unsigned changed; /* REGISTRY_CHANGED bits since the last announcement */
+  reg_order_fn before; /* NULL: in the order added */
 } registry;
 
 /* Whether a name matches ^[A-Za-z0-9_.-]{1,64}$. */
@@ -122,6 +126,9 @@ reg_entry *registry_at(registry *r, reg_kind kind, size_t i);
 /* Takes over the caller's reference.  Returns -1 (and keeps nothing) when
  * the key is taken. */
 int registry_add(registry *r, reg_entry *e);
+/* Lists each kind by owner in `before`'s order (entries of one owner in
+ * the order added), whenever they were added.  Set it while empty. */
+void registry_set_order(registry *r, reg_order_fn before);
 /* Drops the registry's reference.  Returns -1 when absent. */
 int registry_remove(registry *r, reg_entry *e);
 /* Removes every entry `owner` registered; returns how many. */

@@ -93,6 +93,10 @@ int stdio_transport_input_fd(const stdio_transport *t) {
   return t->in_fd;
 }
 
+int stdio_transport_output_fd(const stdio_transport *t) {
+  return t->out_fd;
+}
+
 int stdio_take_stdout(void) {
   int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (fd >= 0 && dup2(2, 1) < 0)

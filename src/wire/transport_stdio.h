@@ -55,5 +55,8 @@ void stdio_transport_close(stdio_transport *t, void (*done)(void *arg),
 
 /* The protocol's private input descriptor (owned by the transport). */
 int stdio_transport_input_fd(const stdio_transport *t);
+/* And its output descriptor: a worker's first words to its host go there
+ * before the loop writes anything (worker_hello.h). */
+int stdio_transport_output_fd(const stdio_transport *t);
 
 #endif

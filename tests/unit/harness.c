@@ -63,6 +63,9 @@ void harness_init(harness *h, const char *const *extra) {
   argv[argc++] = (char *)"--plugins";
   argv[argc++] = h->dir;
   argv[argc++] = (char *)"--no-watch";
+  /* These tests drive the host's own code paths; an `extra` --isolate
+   * (the later word wins) sends plugins to workers. */
+  argv[argc++] = (char *)"--in-process";
   for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
     ck_assert_int_lt(argc, 31);
     argv[argc++] = (char *)extra[i];

@@ -114,13 +114,9 @@ static int is_number(const setting *row) {
   return row->type == SETTING_SIZE || row->type == SETTING_U64;
 }
 
-/* What a row needs beside itself on the command line to be accepted: the
- * worker's limits go with --worker, authorization with http. */
+/* What a row needs beside itself on the command line to be accepted:
+ * authorization goes with http. */
 static void context(const setting *row, const char **argv, int *argc) {
-  if (row->flag != NULL && strncmp(row->flag, "rlimit-", 7) == 0) {
-    argv[(*argc)++] = "--worker";
-    argv[(*argc)++] = "/x/p.so";
-  }
   if (row->flags & SETTING_F_HTTP) {
     argv[(*argc)++] = "--transport";
     argv[(*argc)++] = "http";
@@ -502,7 +498,8 @@ START_TEST(test_isolation) {
   ck_assert(plugin_settings_isolated(&s.plugins, "a"));
   ck_assert(plugin_settings_isolated(&s.plugins, "b"));
   ck_assert(plugin_settings_isolated(&s.plugins, "c"));
-  ck_assert(!plugin_settings_isolated(&s.plugins, "d"));
+  /* Isolation is the default. */
+  ck_assert(plugin_settings_isolated(&s.plugins, "d"));
   ck_assert_uint_eq(plugin_settings_limit(&s.plugins, "c", "cpuSeconds"), 5);
   ck_assert_uint_eq(plugin_settings_limit(&s.plugins, "c", "openFiles"), 0);
   settings_free(&s);
@@ -546,54 +543,63 @@ END_TEST
 
 /* --- worker mode -------------------------------------------------------- */
 
-/* A pipe's read end holding `text`, its write end closed. */
-static int pipe_with(const char *text) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  ck_assert_int_eq(write(fds[1], text, strlen(text)), (ssize_t)strlen(text));
-  close(fds[1]);
-  return fds[0];
-}
-
 START_TEST(test_worker) {
   settings o;
-  char fd[16];
-  int rfd = pipe_with("{\"k\": 1}\n");
-  const char *argv[] = {
-      "mcpd", "--worker",        "/x/p.so", "--worker-config-fd",
-      fd,     "--rlimit-nofile", "16",      "--rlimit-as",
-      "64",   "--rlimit-cpu",    "5",       NULL};
+  const char *argv[] = {"mcpd", "--worker", "/x/p.so", NULL};
 
-  snprintf(fd, sizeof(fd), "%d", rfd);
   ck_assert_int_eq(parse_argv(&o, argv), 0);
   ck_assert_int_eq(o.mode, MODE_WORKER);
   ck_assert_str_eq(o.worker_path, "/x/p.so");
   ck_assert_int_eq(o.watch, 0);
   ck_assert_uint_eq(o.loader.n_plugin_dirs, 0);
-  ck_assert_uint_eq(o.rlimit_nofile, 16);
-  ck_assert_uint_eq(o.rlimit_as_mib, 64);
-  ck_assert_uint_eq(o.rlimit_cpu_s, 5);
-  /* The one config, whatever name the plugin has; the fd is closed. */
-  ck_assert(json_object_object_get_ex(plugin_settings_config(&o.plugins, "any"),
-                                      "k", NULL));
-  ck_assert_int_eq(fcntl(rfd, F_GETFD), -1);
+  /* Its config comes from the host later (worker_hello.h): none yet,
+   * whatever name the plugin has. */
+  ck_assert_ptr_null(plugin_settings_config(&o.plugins, "p"));
   settings_free(&o);
+}
+END_TEST
 
-  /* No fd, or the text null: no config. */
-  {
-    const char *bare[] = {"mcpd", "--worker", "/x/p.so", NULL};
-    ck_assert_int_eq(parse_argv(&o, bare), 0);
-    ck_assert_ptr_null(plugin_settings_config(&o.plugins, "p"));
-    settings_free(&o);
+/* Where each plugin runs: isolated unless something says otherwise, the
+ * most specific word winning. */
+START_TEST(test_in_process) {
+  static const struct {
+    const char *argv[6];
+    const char *config;
+    int echo, calc; /* plugin_settings_isolated() of each */
+    int any, all;   /* _any_in_process(), _all_in_process() */
+  } cases[] = {
+      {{NULL}, "{}", 1, 1, 0, 0},
+      {{"--isolate", NULL}, "{}", 1, 1, 0, 0},
+      {{"--in-process", NULL}, "{}", 0, 0, 1, 1},
+      {{"--in-process", "echo", NULL}, "{}", 0, 1, 1, 0},
+      {{"--in-process", "--isolate", "calc", NULL}, "{}", 0, 1, 1, 0},
+      {{"--in-process", "--isolate", NULL}, "{}", 1, 1, 0, 0},
+      {{NULL}, "{\"plugins\":{\"echo\":{\"mcpd\":{\"isolate\":false}}}}",
+       0, 1, 1, 0},
+      {{"--in-process", NULL},
+       "{\"plugins\":{\"calc\":{\"mcpd\":{\"isolate\":true}}}}", 0, 1, 1, 0},
+      {{"--in-process", "echo", NULL},
+       "{\"plugins\":{\"echo\":{\"mcpd\":{\"isolate\":true}}}}", 0, 1, 1, 0},
+  };
+
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    settings s;
+    ck_assert_int_eq(parse_with(&s, cases[i].config, cases[i].argv), 0);
+    ck_assert_msg(plugin_settings_isolated(&s.plugins, "echo") == cases[i].echo,
+                  "case %zu: echo", i);
+    ck_assert_msg(plugin_settings_isolated(&s.plugins, "calc") == cases[i].calc,
+                  "case %zu: calc", i);
+    ck_assert_msg(plugin_settings_any_in_process(&s.plugins) == cases[i].any,
+                  "case %zu: any", i);
+    ck_assert_msg(plugin_settings_all_in_process(&s.plugins) == cases[i].all,
+                  "case %zu: all", i);
+    settings_free(&s);
   }
-  rfd = pipe_with("null");
-  snprintf(fd, sizeof(fd), "%d", rfd);
   {
-    const char *null_config[] = {
-        "mcpd", "--worker", "/x/p.so", "--worker-config-fd", fd, NULL};
-    ck_assert_int_eq(parse_argv(&o, null_config), 0);
-    ck_assert_ptr_null(plugin_settings_config(&o.plugins, "p"));
-    settings_free(&o);
+    settings s;
+    const char *bad[] = {"--in-process", "no/such", NULL};
+    ck_assert_int_eq(parse_with(&s, "{}", bad), -1);
+    settings_free(&s);
   }
 }
 END_TEST
@@ -603,8 +609,7 @@ START_TEST(test_worker_refused) {
       {"--plugins", "/tmp", NULL},       {"--list", NULL},
       {"--call", "echo", NULL},          {"--transport", "http", NULL},
       {"--listen", "127.0.0.1:1", NULL}, {"--config", "/dev/null", NULL},
-      {"--worker-config-fd", "1", NULL}, {"--worker-config-fd", "999", NULL},
-      {"--rlimit-nofile", "0", NULL},    {"--rlimit-as", "x", NULL},
+      {"--worker-config-fd", "3", NULL}, {"--rlimit-nofile", "16", NULL},
   };
   settings o;
 
@@ -615,25 +620,6 @@ START_TEST(test_worker_refused) {
       argv[argc++] = clash[i][j];
     argv[argc] = NULL;
     ck_assert_msg(parse_argv(&o, argv) == -1, "accepted %s", clash[i][0]);
-    settings_free(&o);
-  }
-  /* The worker's options go with --worker only. */
-  {
-    const char *argv[] = {"mcpd",         "--log-level", "error",
-                          "--rlimit-cpu", "1",           NULL};
-    ck_assert_int_eq(parse_argv(&o, argv), -1);
-    settings_free(&o);
-  }
-  /* A config that is not an object or null is refused, and its fd closed
-   * all the same. */
-  {
-    char fd[16];
-    int rfd = pipe_with("[1]");
-    const char *argv[] = {"mcpd",  "--log-level",        "error", "--worker",
-                          "/x.so", "--worker-config-fd", fd,      NULL};
-    snprintf(fd, sizeof(fd), "%d", rfd);
-    ck_assert_int_eq(parse_argv(&o, argv), -1);
-    ck_assert_int_eq(fcntl(rfd, F_GETFD), -1);
     settings_free(&o);
   }
 }
@@ -688,6 +674,7 @@ Suite *settings_suite(void) {
   tc = tcase_create("worker");
   tcase_add_test(tc, test_worker);
   tcase_add_test(tc, test_worker_refused);
+  tcase_add_test(tc, test_in_process);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -7,11 +7,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsonrpc.h"
 #include "loader.h"
 #include "registry.h"
 #include "unit.h"
+#include "worker_hello.h"
 #include "worker_link.h"
 
 #ifndef MCPD_BIN
@@ -31,6 +33,7 @@ static registry reg;
 static settings opts;
 static plugin *plug;
 static worker_env env;
+static loader ldr;
 static int changed, started, reports;
 static char last_report[512];
 static uv_timer_t deadline;
@@ -123,7 +126,23 @@ static int tool_listed(void *arg) {
   return registry_find(&reg, REG_TOOL, arg) != NULL;
 }
 
+/* The loader starts the worker, as mcpd's does. */
+static int isolate_cb(void *arg, plugin *p) {
+  (void)arg;
+  return worker_start(&env, p);
+}
+
+static void unisolate_cb(void *arg, plugin *p) {
+  (void)arg;
+  worker_stop(p);
+}
+
+static void all_gone_cb(void *arg) {
+  *(int *)arg = 1;
+}
+
 static void setup(void) {
+  loader_env lenv;
   char *argv[] = {(char *)"mcpd", (char *)"--log-level", (char *)"error", NULL};
   ck_assert_int_eq(settings_parse(&opts, 3, argv), 0);
   ck_assert_int_eq(uv_loop_init(&loop), 0);
@@ -132,13 +151,13 @@ static void setup(void) {
   changed = started = reports = 0;
   last_report[0] = '\0';
 
-  plug = calloc(1, sizeof(*plug));
-  ck_assert_ptr_nonnull(plug);
-  plug->name = strdup("fault");
-  plug->path = strdup(MCPD_FIXTURES_DIR "/fault.so");
-  plug->copy_fd = -1;
-  plug->isolated = 1;
-  atomic_init(&plug->refs, 1); /* the test's */
+  plug = NULL;
+  memset(&lenv, 0, sizeof(lenv));
+  lenv.registry = &reg;
+  lenv.opts = &opts.loader;
+  lenv.isolate_cb = isolate_cb;
+  lenv.unisolate_cb = unisolate_cb;
+  ck_assert_int_eq(loader_init(&ldr, &lenv), 0);
 
   memset(&env, 0, sizeof(env));
   env.loop = &loop;
@@ -153,20 +172,23 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  worker_stop(plug);
-  worker_shutdown();
+  int gone = 0;
+  loader_free(&ldr);
+  worker_shutdown(all_gone_cb, &gone);
+  while (!gone)
+    uv_run(&loop, UV_RUN_ONCE);
   uv_close((uv_handle_t *)&deadline, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(uv_loop_close(&loop), 0);
-  /* Only the test's reference is left: the worker let go of its own. */
-  ck_assert_uint_eq(atomic_load(&plug->refs), 1);
-  registry_remove_owner(&reg, plug);
+  if (plug != NULL) {
+    /* Only the test's reference is left: the worker and the loader let
+     * go of theirs. */
+    ck_assert_uint_eq(atomic_load(&plug->refs), 1);
+    plugin_release(plug);
+  }
   registry_free(&reg);
   settings_free(&opts);
   worker_set_program(NULL);
-  free(plug->name);
-  free(plug->path);
-  free(plug);
 }
 
 static const char ok_call[] = "{\"name\":\"ok\",\"arguments\":{}}";
@@ -185,13 +207,20 @@ static uint64_t call_tool(const char *params, answer *a) {
 static void start_worker(void) {
   uint64_t id;
   answer a = {0};
-  ck_assert_int_eq(worker_start(&env, plug), 0);
+  /* mcpd loads nothing of it: the worker says its name. */
+  plug = loader_load_file(&ldr, MCPD_FIXTURES_DIR "/fault.so");
+  ck_assert_ptr_nonnull(plug);
+  ck_assert_int_eq(plug->live, 0);
+  ck_assert_ptr_null(plug->dl);
+  plugin_ref(plug); /* the test's */
   /* Not ready yet: a call is refused, and the caller says so. */
   ck_assert_int_eq(worker_call(plug, "tools/call", ok_call, sizeof(ok_call) - 1,
                                &a, done, &id),
                    -1);
   run_until(is_started, NULL, 10000);
   ck_assert_int_eq(started, 1);
+  ck_assert_int_eq(plug->live, 1);
+  ck_assert_str_eq(plug->name, "fault");
   ck_assert_ptr_nonnull(registry_find(&reg, REG_TOOL, "ok"));
   ck_assert_ptr_eq(registry_find(&reg, REG_TOOL, "ok")->owner, plug);
   ck_assert_ptr_nonnull(registry_find(&reg, REG_TOOL, "segv_pool"));
@@ -343,9 +372,83 @@ START_TEST(test_stop_fails_calls) {
 }
 END_TEST
 
+/* A pipe's read end holding `text`, its write end closed. */
+static int pipe_with(const char *text) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  ck_assert_int_eq(write(fds[1], text, strlen(text)), (ssize_t)strlen(text));
+  close(fds[1]);
+  return fds[0];
+}
+
+/* The worker reads its config line and nothing after it: what follows is
+ * the MCP stream's. */
+START_TEST(test_config_read) {
+  json_object *config;
+  worker_limits lim;
+  char err[256], rest[64];
+  int fd = pipe_with("{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\","
+                     "\"params\":{\"config\":{\"k\":1},\"limits\":{"
+                     "\"openFiles\":16,\"addressSpaceMiB\":64}}}\n{\"next\":1}\n");
+
+  ck_assert_int_eq(worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)),
+                   0);
+  ck_assert(json_object_object_get_ex(config, "k", NULL));
+  ck_assert_uint_eq(lim.open_files, 16);
+  ck_assert_uint_eq(lim.address_space_mib, 64);
+  ck_assert_uint_eq(lim.cpu_seconds, 0);
+  json_object_put(config);
+  ck_assert_int_eq(read(fd, rest, sizeof(rest)), 11);
+  ck_assert_int_eq(memcmp(rest, "{\"next\":1}\n", 11), 0);
+  close(fd);
+
+  /* EOF first: the host will not use this worker. */
+  fd = pipe_with("");
+  ck_assert_int_eq(worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)),
+                   1);
+  close(fd);
+
+  /* A null config is none; anything but the config message is refused. */
+  fd = pipe_with("{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\","
+                 "\"params\":{\"config\":null}}\n");
+  ck_assert_int_eq(worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)),
+                   0);
+  ck_assert_ptr_null(config);
+  close(fd);
+  {
+    static const char *const bad[] = {
+        "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}\n",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\",\"params\":{"
+        "\"config\":[1]}}\n",
+        "not json\n",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\"", /* no newline */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+      fd = pipe_with(bad[i]);
+      ck_assert_msg(worker_config_read(fd, 4096, &config, &lim, err,
+                                       sizeof(err)) == -1,
+                    "accepted %s", bad[i]);
+      ck_assert_ptr_null(config);
+      close(fd);
+    }
+  }
+  /* Larger than the limit. */
+  fd = pipe_with("{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\"}\n");
+  ck_assert_int_eq(worker_config_read(fd, 8, &config, &lim, err, sizeof(err)),
+                   -1);
+  ck_assert_ptr_nonnull(strstr(err, "larger than 8 bytes"));
+  close(fd);
+}
+END_TEST
+
 Suite *worker_suite(void) {
   Suite *s = suite_create("worker");
-  TCase *tc = tcase_create("link");
+  TCase *tc = tcase_create("hello");
+
+  tcase_add_test(tc, test_config_read);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("link");
 
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 30);
