@@ -377,7 +377,10 @@ static json_object *request_meta(mcpd_call *c, const request *r,
 
   *client = NULL;
   json_object_object_get_ex(r->params, "_meta", &meta);
-  if (!json_object_is_type(meta, json_type_object))
+  /* An empty _meta is none, in-process and isolated alike (the host's
+   * forwarded request always has one, for its own key). */
+  if (!json_object_is_type(meta, json_type_object) ||
+      json_object_object_length(meta) == 0)
     return NULL;
   if (!c->exec->worker)
     return json_object_get(meta);
@@ -388,8 +391,12 @@ static json_object *request_meta(mcpd_call *c, const request *r,
   if (*client != NULL && json_object_object_get_ex(*client, "modern", &v) &&
       json_object_get_boolean(v))
     c->modern = 1;
-  if ((meta = meta_for_plugin(meta)) == NULL)
+  if ((meta = meta_for_plugin(meta)) == NULL) {
     *ok = 0;
+  } else if (json_object_object_length(meta) == 0) {
+    json_object_put(meta);
+    meta = NULL;
+  }
   return meta;
 }
 

@@ -237,9 +237,13 @@ static void reply_cb(rpc_entry *e, const rpc_reply *r) {
   free(q);
 }
 
-/* Removes and returns `_meta["io.mcpd/related"]` of params as an id, or 0. */
-static uint64_t take_related(json_object *params) {
-  json_object *rel = jsonrpc_meta_take(params, "io.mcpd/related");
+/* Removes and returns `_meta["io.mcpd/related"]` of params as an id, or 0.
+ * Params left empty by that are dropped, as `*params` NULL: the plugin
+ * sent none. */
+static uint64_t take_related(json_object **params) {
+  json_object *rel = jsonrpc_meta_take(*params, "io.mcpd/related");
+  if (rel != NULL && json_object_object_length(*params) == 0)
+    *params = NULL;
   uint64_t id = json_object_is_type(rel, json_type_int)
                     ? (uint64_t)json_object_get_int64(rel)
                     : 0;
@@ -330,18 +334,20 @@ static void hello(worker *w, json_object *params) {
 
 static void on_notification(worker *w, const char *method,
                             json_object *params) {
-  uint64_t related = params ? take_related(params) : 0;
+  uint64_t related = params ? take_related(&params) : 0;
   pending *q = NULL;
 
+  if (strcmp(method, WORKER_REFUSED) == 0) {
+    /* Why it cannot serve the plugin; its exit follows. */
+    const char *reason = param_string(params, "reason");
+    free(w->refused);
+    w->refused = strdup(reason ? reason : "its worker refused it");
+    return;
+  }
   if (!w->said_hello) {
     /* Before MCP, only the first words (worker_hello.h). */
-    if (strcmp(method, WORKER_HELLO) == 0) {
+    if (strcmp(method, WORKER_HELLO) == 0)
       hello(w, params);
-    } else if (strcmp(method, WORKER_REFUSED) == 0) {
-      const char *reason = param_string(params, "reason");
-      free(w->refused);
-      w->refused = strdup(reason ? reason : "its worker refused it");
-    }
     return;
   }
   if (list_changed(w, method))
@@ -353,7 +359,7 @@ static void on_notification(worker *w, const char *method,
 
 static void on_request(worker *w, json_object *id, const char *method,
                        json_object *params) {
-  uint64_t related = params ? take_related(params) : 0;
+  uint64_t related = params ? take_related(&params) : 0;
   pending *q = related ? find_call(w, related) : NULL;
 
   if (q != NULL) {

@@ -26,6 +26,8 @@
  * ended at mcpd's exit after SIGTERM. */
 #define STOP_GRACE_MS 2000
 #define EXIT_GRACE_MS 1000
+/* How long a worker that closed its stdout may take to exit. */
+#define EOF_GRACE_MS 500
 /* How long a new worker may take to list what its plugin offers. */
 #define START_TIMEOUT_MS 10000
 
@@ -42,6 +44,7 @@ static void free_handle_cb(uv_handle_t *h) {
 
 static int spawn(worker_process *wp);
 static void maybe_gone(worker_process *wp);
+static void kill_cb(uv_timer_t *t);
 
 /* --- the pipes ----------------------------------------------------------- */
 
@@ -91,11 +94,13 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     return;
   }
   if (n < 0) {
-    /* EOF or an error: the process is ending (exit_cb tells how). */
+    /* EOF or an error: the process is ending, and exit_cb will tell how
+     * (its status, not our SIGKILL) unless it lingers without a way to
+     * talk. */
     uv_read_stop(s);
     close_pipes(wp);
     if (wp->alive && wp->proc != NULL)
-      uv_process_kill(wp->proc, SIGKILL);
+      uv_timer_start(wp->restart, kill_cb, EOF_GRACE_MS, 0);
   }
 }
 
