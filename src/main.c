@@ -200,6 +200,8 @@ int main(int argc, char **argv) {
   }
 
   watchdog_stop();
+  if (srv.input_failed && status == 0)
+    status = opts.mode == MODE_WORKER ? 3 : 1;
   if (srv.exit_hard) {
     /* A call is stuck in plugin code on a worker thread; its image must
      * stay mapped, so leave without unloading. */

@@ -41,6 +41,10 @@ static void announce_cb(uv_timer_t *timer) {
   server *srv = timer->data;
   unsigned changed = srv->registry.changed;
 
+  /* Workers still starting list their plugins soon: a scan is announced
+   * once, with them (worker_started_cb), as it is in-process. */
+  if (srv->workers_starting > 0)
+    return;
   srv->registry.changed = 0;
   if (srv->shutting_down || changed == 0)
     return;
@@ -315,7 +319,11 @@ static void stdio_oversize_cb(void *arg, size_t max) {
 }
 
 static void stdio_end_cb(void *arg, const char *why) {
-  server_shutdown(arg, why);
+  server *srv = arg;
+  /* Not an end the client chose: mcpd's exit status says so. */
+  if (strcmp(why, STDIO_READ_FAILED) == 0)
+    srv->input_failed = 1;
+  server_shutdown(srv, why);
 }
 
 int server_serve_stdio(server *srv) {
@@ -382,6 +390,8 @@ static void worker_started_cb(void *arg) {
   if (srv->workers_starting > 0 && --srv->workers_starting == 0) {
     release_input(srv);
     plugins_settled(srv);
+    if (srv->registry.changed != 0)
+      registry_changed_cb(srv);
   }
 }
 

@@ -58,6 +58,7 @@ typedef struct server {
   int input_held;            /* stdin waits for the plugins to load */
   unsigned workers_starting; /* isolated plugins not ready yet */
   int settled;               /* the first scan's plugins all started */
+  int input_failed;          /* reading stdin failed: exit nonzero */
   uv_timer_t hold_timer;
   watch *watch;
 

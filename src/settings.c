@@ -815,6 +815,7 @@ static void share(settings *s) {
   s->worker.max_message = s->max_message;
   s->worker.threads = s->call.threads;
   s->worker.log_level = s->log_level;
+  s->worker.allow_insecure = s->loader.allow_insecure;
   s->http.max_message = s->max_message;
 }
 

@@ -59,6 +59,8 @@ struct worker {
   int ever_ready;                 /* its first process got ready */
   int said_hello;                 /* this process said its plugin's name */
   int stopping;                   /* the plugin was unloaded */
+  unsigned calls;                 /* forwarded calls not answered yet */
+  int ended;                      /* its process is being stopped */
   int started;                    /* started_cb was called */
   char *refused;                  /* why this process cannot serve it */
   json_object *staged[REG_KINDS]; /* list items while listing */
@@ -67,6 +69,7 @@ struct worker {
 
 static void reply_cb(rpc_entry *e, const rpc_reply *r);
 static void start_mcp(worker *w);
+static void end_drained(worker *w);
 
 /* --- sending ------------------------------------------------------------ */
 
@@ -131,6 +134,32 @@ static void register_kind(worker *w, int kind) {
   w->staged[kind] = NULL;
 }
 
+/* The listed items of every kind into the plugin's staging registry, for
+ * loader_ready(). */
+static void stage_all(worker *w) {
+  for (int k = 0; k < REG_KINDS; k++) {
+    json_object *items = w->staged[k];
+    size_t n = items ? json_object_array_length(items) : 0;
+    for (size_t i = 0; i < n; i++) {
+      char err[300];
+      reg_entry *e = reg_entry_remote(k, json_object_array_get_idx(items, i),
+                                      w->p, err, sizeof(err));
+      if (e == NULL) {
+        log_error("plugin \"%s\" (isolated): %s; skipped", w->p->name, err);
+        continue;
+      }
+      if (registry_add(&w->p->staged, e) != 0) {
+        log_error("plugin \"%s\" (isolated): %s \"%s\" is listed twice; "
+                  "skipped",
+                  w->p->name, reg_kind_name(k), e->name);
+        reg_entry_release(e);
+      }
+    }
+    json_object_put(w->staged[k]);
+    w->staged[k] = NULL;
+  }
+}
+
 static void drop_staged(worker *w) {
   for (int k = 0; k < REG_KINDS; k++) {
     json_object_put(w->staged[k]);
@@ -177,13 +206,17 @@ static void listed(worker *w, int kind, json_object *result) {
     return;
   }
   if (!w->ready) {
-    /* The first time, the plugin goes live (replacing the instance of
-     * its file that was) before its entries arrive. */
-    if (!w->ever_ready)
-      loader_ready(w->p);
-    w->ever_ready = 1;
-    for (int k = 0; k < REG_KINDS; k++)
-      register_kind(w, k);
+    if (!w->ever_ready) {
+      /* The first time, the loader checks the entries against the other
+       * plugins' and commits them as it does an in-process plugin's. */
+      stage_all(w);
+      if (loader_ready(w->p) != 0)
+        return; /* refused: this worker is stopped */
+      w->ever_ready = 1;
+    } else {
+      for (int k = 0; k < REG_KINDS; k++)
+        register_kind(w, k);
+    }
     w->ready = 1;
     worker_process_ready(&w->proc);
     settle(w);
@@ -218,10 +251,14 @@ static void reply_cb(rpc_entry *e, const rpc_reply *r) {
 
   switch (q->kind) {
   case P_CALL:
+    q->w->calls--;
     if (!r->local && r->error == NULL && (r->result != NULL || r->text != NULL))
       q->done(q->call, r->result, r->text, r->len, NULL);
     else
       q->done(q->call, NULL, NULL, 0, r->error);
+    /* An unloaded plugin's worker ends once its last call is answered. */
+    if (q->w->stopping && q->w->calls == 0)
+      end_drained(q->w);
     break;
   case P_INIT:
     if (!r->local)
@@ -346,10 +383,12 @@ static void on_notification(worker *w, const char *method,
   }
   if (!w->said_hello) {
     /* Before MCP, only the first words (worker_hello.h). */
-    if (strcmp(method, WORKER_HELLO) == 0)
+    if (!w->stopping && strcmp(method, WORKER_HELLO) == 0)
       hello(w, params);
     return;
   }
+  if (w->stopping && related == 0)
+    return;
   if (list_changed(w, method))
     return;
   if (related != 0 && (q = find_call(w, related)) == NULL)
@@ -390,8 +429,8 @@ static void line_cb(void *ctx, char *line, size_t len, int oversize) {
   json_object *msg, *method, *id;
   const char *why;
 
-  if (w->stopping)
-    return;
+  /* Once it is being ended, only answers to calls and what it says about
+   * them still count. */
   if (oversize) {
     log_error("plugin \"%s\": its worker sent a message over the size limit",
               w->p->name);
@@ -496,6 +535,12 @@ static void exited_cb(void *arg, const char *message, json_object *data,
     return;
   }
   settle(w);
+  if (!stopping && w->stopping) {
+    /* It died while its calls drained: they fail, and it stays down. */
+    rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR, message, data);
+    end_drained(w);
+    return;
+  }
   if (stopping) {
     rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR,
                       "the plugin was unloaded", data);
@@ -584,13 +629,25 @@ int worker_start(const worker_env *env, plugin *p) {
 
 void worker_stop(plugin *p) {
   worker *w = p->worker;
-  if (w == NULL)
+  if (w == NULL || w->stopping)
     return;
   settle(w);
-  p->worker = NULL;
   w->stopping = 1;
-  rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR, "the plugin was unloaded",
-                    NULL);
+  /* Its calls in flight run to their end, as an in-process plugin's do
+   * (their deadlines and cancellations still reach the worker); then it
+   * gets EOF. */
+  if (w->calls == 0)
+    end_drained(w);
+}
+
+/* The unloaded plugin's worker has no call left: EOF, and SIGKILL if it
+ * does not exit. */
+static void end_drained(worker *w) {
+  if (w->ended)
+    return;
+  w->ended = 1;
+  if (w->p->worker == w)
+    w->p->worker = NULL;
   worker_process_stop(&w->proc);
 }
 
@@ -626,11 +683,13 @@ int worker_call(plugin *p, const char *method, const char *params, size_t len,
   worker *w = p->worker;
   pending *q;
 
-  if (w == NULL || !w->ready || !worker_process_running(&w->proc) ||
+  if (w == NULL || !w->ready || w->stopping ||
+      !worker_process_running(&w->proc) ||
       (q = calloc(1, sizeof(*q))) == NULL)
     return -1;
   q->w = w;
   q->kind = P_CALL;
+  w->calls++;
   q->call = call;
   q->done = done;
   q->entry.text_ok = 1;

@@ -243,6 +243,8 @@ static void build_args(const worker_process *wp, child_args *a) {
   a->argv[n++] = a->level;
   a->argv[n++] = (char *)"--threads";
   a->argv[n++] = a->threads;
+  if (o->allow_insecure)
+    a->argv[n++] = (char *)"--allow-insecure-plugins";
   a->argv[n] = NULL;
 }
 
@@ -378,8 +380,12 @@ void worker_process_stop(worker_process *wp) {
   if (wp->restart != NULL)
     uv_timer_stop(wp->restart);
   if (wp->alive) {
-    /* EOF asks it to exit; SIGKILL if it does not. */
-    close_pipes(wp);
+    /* EOF asks it to exit once its calls are answered, and what it says
+     * until then is read; SIGKILL if it does not exit in time. */
+    if (wp->wpipe != NULL && !uv_is_closing((uv_handle_t *)wp->wpipe)) {
+      wp->ev.closing(wp->ev.arg);
+      uv_close((uv_handle_t *)wp->wpipe, pipe_closed_cb);
+    }
     uv_timer_start(wp->restart, kill_cb, STOP_GRACE_MS, 0);
     return;
   }

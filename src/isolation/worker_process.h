@@ -76,8 +76,9 @@ int worker_process_running(const worker_process *wp);
 /* Kills the process now (it is restarted, as after a crash), after
  * logging `why` (a complete message) at error level. */
 void worker_process_kill(worker_process *wp, const char *why);
-/* Ends it for good: EOF on its stdin and, after a grace period, SIGKILL;
- * ev.gone runs once everything is closed. */
+/* Ends it for good: EOF on its stdin, so that it answers the calls it
+ * has and exits (what it writes until then still reaches ev.line), and
+ * SIGKILL after a grace period; ev.gone runs once everything is closed. */
 void worker_process_stop(worker_process *wp);
 /* At exit: EOF and SIGTERM now, SIGKILL after a short grace; ev.gone
  * runs once it exited and its handles are closed. */

@@ -350,15 +350,17 @@ static void commit_and_log(loader *l, plugin *p, const char *path) {
   /* A worker's host says it, once the worker listed them. */
   log_level level = l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO;
 
+  const char *where = p->isolated ? ", isolated in a worker process" : "";
+
   commit(l, p);
   if (n_resources + n_prompts == 0)
-    log_msg(level, "loaded plugin \"%s\" %s from %s (%zu tools)", p->name,
-           p->version, path, n_tools);
+    log_msg(level, "loaded plugin \"%s\" %s from %s (%zu tools)%s", p->name,
+            p->version, path, n_tools, where);
   else
     log_msg(level,
-           "loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
-           "and templates, %zu prompts)",
-           p->name, p->version, path, n_tools, n_resources, n_prompts);
+            "loaded plugin \"%s\" %s from %s (%zu tools, %zu resources "
+            "and templates, %zu prompts)%s",
+            p->name, p->version, path, n_tools, n_resources, n_prompts, where);
 }
 
 /* A new instance of `path`, holding the loader's reference, or NULL. */
@@ -603,16 +605,55 @@ int loader_named(plugin *p, const char *name, const char *version,
   return 0;
 }
 
-void loader_ready(plugin *p) {
+/* The first entry of `p`'s staging registry that another plugin offers
+ * (not the instance `p` replaces): its owner, with the entry in `*mine`. */
+static plugin *entry_holder(plugin *p, reg_entry **mine) {
+  registry *reg = p->loader->env.registry;
+  for (int k = 0; k < REG_KINDS; k++)
+    for (size_t i = 0; i < registry_count(&p->staged, k); i++) {
+      reg_entry *e = registry_at(&p->staged, k, i);
+      reg_entry *other = registry_find(reg, k, e->name);
+      if (other != NULL && other->owner != p && other->owner != p->replacing) {
+        *mine = e;
+        return other->owner;
+      }
+    }
+  return NULL;
+}
+
+int loader_ready(plugin *p) {
   loader *l = p->loader;
+  char err[1024];
+  reg_entry *e;
+  plugin *q;
 
   if (!unlink_from(&l->starting, p))
-    return;
+    return -1;
   p->replacing = find_by_path(l, p->path);
+  /* An entry another plugin offers: as with names, the first of two new
+   * files in file order keeps it, and an older plugin keeps its own. */
+  while ((q = entry_holder(p, &e)) != NULL) {
+    if (q->scan == p->scan && plugin_before(p, q)) {
+      snprintf(err, sizeof(err), "%s \"%s\" is already offered by plugin "
+               "\"%s\" (%s)", reg_kind_name(e->kind), e->name, p->name,
+               p->path);
+      plugin_ref(q);
+      loader_unload(l, q);
+      refuse(l, q, err, FAILURE_CONFLICT, NULL, NULL);
+      continue;
+    }
+    snprintf(err, sizeof(err),
+             "%s \"%s\" is already offered by plugin \"%s\" (%s)",
+             reg_kind_name(e->kind), e->name, q->name, q->path);
+    p->replacing = NULL;
+    if (l->env.unisolate_cb != NULL)
+      l->env.unisolate_cb(l->env.arg, p);
+    refuse(l, p, err, FAILURE_CONFLICT, NULL, NULL);
+    return -1;
+  }
   forget_failure(l, p->path);
-  commit(l, p);
-  log_info("loaded plugin \"%s\" %s from %s, isolated in a worker process",
-           p->name, p->version, p->path);
+  commit_and_log(l, p, p->path);
+  return 0;
 }
 
 void loader_start_failed(plugin *p, const char *reason) {
@@ -643,7 +684,8 @@ void loader_unload(loader *l, plugin *p) {
   if (p->isolated && l->env.unisolate_cb != NULL)
     l->env.unisolate_cb(l->env.arg, p);
   l->generation++;
-  log_info("unloaded plugin \"%s\" (%s)", p->name, p->path);
+  log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+          "unloaded plugin \"%s\" (%s)", p->name, p->path);
   plugin_release(p);
 }
 

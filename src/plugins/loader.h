@@ -177,13 +177,15 @@ plugin *loader_load_file(loader *l, const char *path);
  * plugin's config is plugin_settings_config(..., p->name).  Returns -1
  * when the loader let go of the worker: the name is taken, or the plugin
  * is configured to run in-process and was loaded so.  loader_ready(): it
- * listed what the plugin offers; the instance it replaces leaves and
- * this one goes live, before the caller registers its entries.
+ * listed what the plugin offers into p->staged; the entries are checked
+ * against the other plugins', and the instance it replaces leaves and
+ * this one goes live with them (0), or it is refused and its worker
+ * stopped (-1).
  * loader_start_failed(): the worker died or refused before it was ready;
  * the file is marked failed with `reason` until it changes. */
 int loader_named(plugin *p, const char *name, const char *version,
                  const char *description);
-void loader_ready(plugin *p);
+int loader_ready(plugin *p);
 void loader_start_failed(plugin *p, const char *reason);
 /* Unregisters and drops the loader's reference; fini and dlclose run when
  * the last call ends. */

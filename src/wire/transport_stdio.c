@@ -344,7 +344,7 @@ static void on_line(void *ctx, char *line, size_t len, int oversize) {
     t->cb.message(t->cb.arg, line, len);
 }
 
-static void on_eof(stdio_transport *t) {
+static void on_eof(stdio_transport *t, const char *why) {
   if (framer_pending(&t->framer) > 0 && !t->framer.discarding) {
     /* The last line had no newline: handle it like any read, writes held
      * until it is done. */
@@ -354,7 +354,7 @@ static void on_eof(stdio_transport *t) {
     flush_soon(t);
   }
   stdio_transport_stop_reading(t);
-  t->cb.end(t->cb.arg, "stdin closed");
+  t->cb.end(t->cb.arg, why);
 }
 
 static void alloc_cb(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
@@ -378,10 +378,10 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     t->dispatching = 0;
     flush_soon(t);
   } else if (nread == UV_EOF) {
-    on_eof(t);
+    on_eof(t, "stdin closed");
   } else if (nread < 0) {
     log_error("reading stdin failed: %s", uv_strerror((int)nread));
-    on_eof(t);
+    on_eof(t, STDIO_READ_FAILED);
   }
 }
 
@@ -400,7 +400,7 @@ static void idle_cb(uv_idle_t *idle) {
     return;
   if (framer_reserve(&t->framer, READ_CHUNK, &base, &avail) != 0) {
     log_error("out of memory reading stdin");
-    on_eof(t);
+    on_eof(t, "stdin closed");
     return;
   }
   do
@@ -414,10 +414,10 @@ static void idle_cb(uv_idle_t *idle) {
     if (!t->stopped && !t->paused && t->reading)
       uv_idle_start(idle, idle_cb);
   } else if (n == 0) {
-    on_eof(t);
+    on_eof(t, "stdin closed");
   } else {
     log_error("reading stdin failed: %s", strerror(errno));
-    on_eof(t);
+    on_eof(t, STDIO_READ_FAILED);
   }
 }
 

@@ -20,13 +20,15 @@
 typedef struct stdio_transport stdio_transport;
 
 /* Events, on the loop thread. */
+#define STDIO_READ_FAILED "reading stdin failed"
+
 typedef struct stdio_transport_cb {
   /* One message, NUL-terminated, valid during the call. */
   void (*message)(void *arg, const char *line, size_t len);
   /* A message longer than the limit was skipped. */
   void (*oversize)(void *arg, size_t max);
-  /* Input ended (EOF or a read error) or output failed; `why` says which.
-   * Reading has stopped. */
+  /* Input ended (EOF or a read error) or output failed; `why` says which
+   * (STDIO_READ_FAILED for a read error).  Reading has stopped. */
   void (*end)(void *arg, const char *why);
   void *arg;
 } stdio_transport_cb;

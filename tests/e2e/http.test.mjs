@@ -13,7 +13,7 @@ import {
   CreateMessageRequestSchema,
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { INIT, JSON_HEADERS, post, rawSession, startHttp, stop, withTimeout } from './lib.mjs';
+import { INIT, JSON_HEADERS, answerOf, post, rawSession, startHttp, stop, withTimeout } from './lib.mjs';
 
 describe('HTTP with the SDK client', () => {
   let server;
@@ -118,7 +118,7 @@ describe('HTTP status codes', () => {
       { 'mcp-session-id': sid },
     );
     assert.equal(big.status, 200);
-    const body = await big.json();
+    const body = await answerOf(big);
     assert.equal(body.id, 8, JSON.stringify(body));
     assert.equal(body.result.content[0].text, '\ufffd');
     const nul = await post(
@@ -126,7 +126,7 @@ describe('HTTP status codes', () => {
       '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo\\u0000evil","arguments":{"text":"x"}}}',
       { 'mcp-session-id': sid },
     );
-    const refused = await nul.json();
+    const refused = await answerOf(nul);
     assert.equal(refused.id, 9, JSON.stringify(refused));
     assert.equal(refused.error.code, -32602, JSON.stringify(refused));
     const huge = await post(server.url, '{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":1e400}}', {

@@ -122,7 +122,7 @@ function waitText(stream, text, re, ms = 5000) {
  * `config` as its --config; initialized, and logging at debug so that
  * worker deaths are reported to this session.  Killed when the test ends.
  */
-async function stdio(t, { plugins = ['fault', 'echo'], args = ['--isolate', 'fault'], config, watch } = {}) {
+async function stdio(t, { plugins = ['fault', 'echo'], args = ['--in-process', '--isolate', 'fault'], config, watch } = {}) {
   const dir = await makePluginDir(plugins);
   const extra = [...args];
   if (config) extra.push('--config', await configFile(config));
@@ -229,7 +229,7 @@ async function sdkConnect(t, isolate) {
   const dir = await makePluginDir(['everything', 'echo']);
   const config = await configFile({ plugins: { everything: { watch_interval_ms: 100 } } });
   const args = ['--plugins', dir, '--no-watch', '--config', config];
-  if (isolate) args.push('--isolate');
+  args.push(isolate ? '--isolate' : '--in-process');
   const transport = new StdioClientTransport({ command: MCPD, args, env: process.env, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d) => {
@@ -349,7 +349,7 @@ describe('the official SDK client through workers', () => {
       ['echo.so', 'everything.so'],
       'one worker per plugin',
     );
-    assert.equal(workers(inProcess.child.pid).size, 0, 'no worker without --isolate');
+    assert.equal(workers(inProcess.child.pid).size, 0, 'no worker with --in-process');
 
     const [got, want] = await Promise.all([converse(isolated), converse(inProcess)]);
     assert.deepEqual(got, want);
@@ -386,7 +386,7 @@ describe('the official SDK client through workers', () => {
   // The plugin sees the client's own token; the worker's progress finds
   // its way back by the related id.
   test('a tool sees the client’s own progress token through the worker', async (t) => {
-    for (const args of [[], ['--isolate']]) {
+    for (const args of [['--in-process'], ['--isolate']]) {
       const mcpd = await stdio(t, { plugins: ['everything'], args });
       const res = await mcpd.request(
         'tools/call',
@@ -559,7 +559,7 @@ async function answerOf(res) {
 }
 
 test('over HTTP, session A crashes the worker: one error for A, B keeps working, both hear list_changed', { timeout: 15000 }, async (t) => {
-  const server = await startHttp(['fault', 'echo'], ['--isolate', 'fault']);
+  const server = await startHttp(['fault', 'echo'], ['--in-process', '--isolate', 'fault']);
   t.after(() => {
     if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
   });

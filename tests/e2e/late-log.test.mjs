@@ -13,8 +13,8 @@ const LINE = 'logged after the cancel';
 const isLine = (m) => m.method === 'notifications/message' && m.params?.data === LINE;
 
 describe('a cancelled call logs to its own session', () => {
-  for (const args of [[], ['--isolate', 'late_log']]) {
-    test(`stdio${args.length ? ' (isolated)' : ''}: the line arrives, and no response`, async (t) => {
+  for (const args of [['--in-process'], ['--isolate', 'late_log']]) {
+    test(`stdio${args[0] === '--isolate' ? ' (isolated)' : ' (in-process)'}: the line arrives, and no response`, async (t) => {
       const mcpd = await session(t, { plugins: ['late_log'], args });
       await mcpd.call('logging/setLevel', { level: 'warning' });
       await mcpd.write({ jsonrpc: '2.0', id: 'late', method: 'tools/call', params: { name: 'log_after_cancel' } });

@@ -600,6 +600,28 @@ export const INIT = {
 };
 
 /** Opens a session by hand at protocol `version`; resolves its id. */
+/**
+ * The JSON-RPC answer a POST carried, whether mcpd sent it as
+ * application/json or on an SSE stream (as it does when the answer comes
+ * later than the request's handling, from a plugin's worker say).
+ */
+export async function answerOf(res) {
+  const type = res.headers.get('content-type') ?? '';
+  if (!type.includes('text/event-stream')) return res.json();
+  const text = await res.text();
+  for (const event of text.split('\n\n')) {
+    const data = event
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trimStart())
+      .join('\n');
+    if (data === '') continue;
+    const msg = JSON.parse(data);
+    if ('id' in msg && ('result' in msg || 'error' in msg)) return msg;
+  }
+  throw new Error(`no answer on the SSE stream: ${text}`);
+}
+
 export async function rawSession(url, version = LATEST) {
   const res = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion: version } });
   if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status}: ${await res.text()}`);

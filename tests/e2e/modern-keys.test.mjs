@@ -43,7 +43,7 @@ function assertComplete(res, text, what) {
 
 for (const isolated of [false, true]) {
   const mode = isolated ? 'isolated' : 'in-process';
-  const fresh = (t, plugins = ['everything']) => session(t, { plugins, args: isolated ? ['--isolate'] : [], init: false });
+  const fresh = (t, plugins = ['everything']) => session(t, { plugins, args: isolated ? ['--isolate'] : ['--in-process'], init: false });
 
   describe(`named input keys (${mode})`, () => {
     test('the key a plugin gives is the key of inputRequests, with the params it asked', async (t) => {
