@@ -436,7 +436,7 @@ const ORDERED = [
   { name: 'good', as: 'm_good.so' },
   { name: 'echo', as: 'z_echo.so' },
 ];
-const SLOW_ENV = { ...process.env, MCPD_TEST_CTOR_DELAY_MS: '1000' };
+const SLOW_ENV = { ...process.env, MCPD_TEST_CTOR_DELAY_MS: '1500' };
 
 /** Which plugin a listed tool belongs to, for ORDERED. */
 const owner = (tool) => (tool === 'pid' ? 'ctor_pid' : tool === 'echo' ? 'echo' : 'good');
