@@ -33,6 +33,7 @@ E2E_FILES = \
 	tests/e2e/faults.test.mjs \
 	tests/e2e/worker.test.mjs \
 	tests/e2e/isolation.test.mjs \
+	tests/e2e/isolation-default.test.mjs \
 	tests/e2e/modern.test.mjs \
 	tests/e2e/modern-listen.test.mjs \
 	tests/e2e/modern-keys.test.mjs \

@@ -14,6 +14,10 @@
 #   late_log           logs after its call was cancelled (issue 24)
 #   fault              crashes, hangs and misbehaves on purpose, each fault
 #                      in INLINE, POOL and ASYNC form (issue 13)
+#   ctor_pid           an ELF constructor records its pid in
+#                      $MCPD_TEST_CTOR_FILE; tool `pid` (issue 22)
+#   ctor_crash         its constructor raises SIGSEGV when
+#                      MCPD_TEST_CTOR_CRASH=1 (issue 22)
 #   abi_major          ABI major 99                    refused
 #   newer_minor        ABI minor MCPD_ABI_MINOR + 1    refused
 #   no_symbol          exports no `mcpd_plugin`        refused
@@ -139,3 +143,13 @@ check_LTLIBRARIES += tests/plugins/fault.la
 tests_plugins_fault_la_SOURCES = tests/plugins/fault.c
 tests_plugins_fault_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
 tests_plugins_fault_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/ctor_pid.la
+tests_plugins_ctor_pid_la_SOURCES = tests/plugins/ctor_pid.c
+tests_plugins_ctor_pid_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_ctor_pid_la_LIBADD = $(JSONC_LIBS)
+
+check_LTLIBRARIES += tests/plugins/ctor_crash.la
+tests_plugins_ctor_crash_la_SOURCES = tests/plugins/ctor_crash.c
+tests_plugins_ctor_crash_la_LDFLAGS = $(CHECK_PLUGIN_LDFLAGS)
+tests_plugins_ctor_crash_la_LIBADD = $(JSONC_LIBS)

@@ -212,16 +212,17 @@ export class McpdProcess {
    * Spawns mcpd.  `args` are passed as they are; `plugins` (a directory or a
    * list of them) adds `--plugins DIR` for each and `--no-watch` unless
    * `watch` is true.  `extraStdio` becomes fds 3, 4, ... of the child (as
-   * child_process.spawn's `stdio` entries).
+   * child_process.spawn's `stdio` entries).  `detached` makes mcpd lead a
+   * process group of its own (its pid is the group's id).
    */
-  constructor(args = [], { plugins, watch = false, env, extraStdio = [] } = {}) {
+  constructor(args = [], { plugins, watch = false, env, extraStdio = [], detached = false } = {}) {
     const full = [];
     for (const dir of [].concat(plugins ?? [])) full.push('--plugins', dir);
     if (plugins !== undefined && !watch) full.push('--no-watch');
     full.push(...args);
     this.args = full;
     this.child = track(
-      spawn(MCPD, full, { stdio: ['pipe', 'pipe', 'pipe', ...extraStdio], env: env ?? process.env }),
+      spawn(MCPD, full, { stdio: ['pipe', 'pipe', 'pipe', ...extraStdio], env: env ?? process.env, detached }),
     );
     this.pid = this.child.pid;
     /** Every parsed message from stdout, in arrival order. */
