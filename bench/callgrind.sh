@@ -6,7 +6,9 @@
 #
 # Rates swing with the machine's load; instruction counts do not, so this is
 # the figure to trust when a change is small.  The workload is fixed: mcpd
-# with the echo plugin (in a 0700 directory), --no-watch and
+# with the echo plugin loaded into it (in a 0700 directory; --in-process
+# where mcpd has that option, since plugins run in workers by default and
+# callgrind would count only the host), --no-watch and
 # --log-level error reads, from a file made beforehand, an initialize, its
 # notifications/initialized and N pipelined tools/call echo requests, and
 # writes the answers to a file.  It runs once with N calls and once with
@@ -64,8 +66,10 @@ total() {
   dir=$tmp/plugins-$who
   [ -d "$dir" ] || { mkdir "$dir" && cp "$so" "$dir/echo.so"; } || return 1
   file=$keep/callgrind.out.$who.$count
+  # shellcheck disable=SC2046
   valgrind --tool=callgrind --callgrind-out-file="$file" \
-    "$mcpd" --plugins "$dir" --no-watch --log-level error \
+    "$mcpd" $(bench_in_process "$mcpd") --plugins "$dir" --no-watch \
+    --log-level error \
     < "$tmp/in-$count" > "$tmp/out" 2> "$tmp/err" || {
     echo "callgrind.sh: $who with $count calls failed:" >&2
     tail -5 "$tmp/err" >&2
@@ -86,7 +90,8 @@ per_call() {
   awk -v a="$t0" -v b="$tn" -v n="$n" 'BEGIN { printf "%.0f", (b - a) / n }'
 }
 
-printf 'mcpd callgrind: %d pipelined tools/call echo over stdio\n' "$n"
+printf 'mcpd callgrind: %d pipelined tools/call echo over stdio, echo %s\n' \
+  "$n" in-process
 head_ir=$(per_call head "$builddir/src/mcpd" \
   "$builddir/plugins/.libs/echo.so") || exit 1
 printf '%-10s %-12s %10s instructions per call\n' HEAD \

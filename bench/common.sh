@@ -42,6 +42,17 @@ bench_baseline() {
   fi
 }
 
+# bench_in_process MCPD: prints --in-process when that mcpd has the option
+# (since issue 22, when plugins moved to worker processes by default), and
+# nothing for an older one, which loads plugins into itself anyway.  vs.sh
+# and callgrind.sh measure mcpd's own per-call cost against earlier commits,
+# so both sides must load echo in-process.
+bench_in_process() {
+  if "$1" --help 2>/dev/null | grep -q -e '--in-process'; then
+    echo --in-process
+  fi
+}
+
 # bench_measure KEY REP WHO1 WHO2 MCPD-LOAD-ARGS...
 # mcpd-load (in $load) runs two servers interleaved and prints a line for
 # each; this appends them to $results as "KEY WHO REP key=value...", WHO1

@@ -9,6 +9,10 @@
 # It is a benchmark, not a test: a missed target still exits 0; only a broken
 # run (an error response, a missing response, a crash) exits nonzero.
 #
+# Plugins run in a worker process of their own by default (issue 22), so a
+# plain `mcpd --plugins DIR` here measures isolated plugins; `--in-process`
+# measures them loaded into mcpd.  Rows name the mode they run.
+#
 # Environment knobs: BENCH_REPS (default 7), BENCH_N (default 20000),
 # BENCH_HTTP_N (default 5000, the calls per HTTP run), BENCH_VERBOSE=1 to
 # print every raw mcpd-load line.
@@ -29,14 +33,27 @@ hn=${BENCH_HTTP_N:-5000}
 mcpd=$builddir/src/mcpd
 echo_so=$builddir/plugins/.libs/echo.so
 many_so=$builddir/tests/plugins/.libs/many.so
+# The bundled plugins, for start-up with all of them loaded.
+bundled="calc echo fetch fs sqlite"
 floor=$builddir/bench/floor
 http_floor=$builddir/bench/http-floor
 load=$builddir/bench/mcpd-load
 
 bench_need "make bench" "$mcpd" "$echo_so" "$floor" "$http_floor" "$load"
 bench_tmp mcpd-bench
-mkdir "$tmp/echo" "$tmp/none" "$tmp/many"
+mkdir "$tmp/echo" "$tmp/none" "$tmp/many" "$tmp/five"
 cp "$echo_so" "$tmp/echo/echo.so"
+# sqlite and fetch are built only when configure found their libraries; the
+# start-up row names how many plugins it loaded.
+nbundled=0
+for p in $bundled; do
+  if [ -f "$builddir/plugins/.libs/$p.so" ]; then
+    cp "$builddir/plugins/.libs/$p.so" "$tmp/five/$p.so"
+    nbundled=$((nbundled + 1))
+  else
+    echo "run.sh: plugins/$p.so not built; start-up rows load without it" >&2
+  fi
+done
 have_many=no
 if [ -f "$many_so" ]; then
   have_many=yes
@@ -55,6 +72,8 @@ broke=0
 rep=1
 while [ "$rep" -le "$reps" ]; do
   printf 'run.sh: repetition %d of %d\n' "$rep" "$reps" >&2
+  # Against the floor: ping and echo in the default mode (echo in its
+  # worker), then echo with --in-process (echo loaded into mcpd).
   for w in 1 64; do
     bench_measure "ping-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
       -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
@@ -64,22 +83,46 @@ while [ "$rep" -le "$reps" ]; do
       --expect '"hello"' \
       -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
       --vs "$floor"
+    bench_measure "inproc-echo-w$w" "$rep" mcpd floor -n "$n" -w "$w" \
+      --method tools/call --tool echo --args '{"text":"hello"}' \
+      --expect '"hello"' \
+      -- "$mcpd" --in-process --plugins "$tmp/echo" --no-watch \
+      --log-level error --vs "$floor"
   done
-  # Crash isolation (issue 13): the same echo plugin in a worker process
-  # (mcpd --isolate) against in-process, and the worker's peak RSS.
+  # What isolation costs a call (issues 13 and 22): echo in its worker (the
+  # default) against echo loaded into mcpd (--in-process), and the worker's
+  # memory.  At 1 in flight the server started first can run faster on
+  # some machines, so that pair runs in both orders and run.sh takes the
+  # geometric mean of the two ratios, as vs.sh does.
   for w in 1 64; do
     bench_measure "iso-w$w" "$rep" isolated inproc -n "$n" -w "$w" \
       --method tools/call --tool echo --args '{"text":"hello"}' \
       --expect '"hello"' \
-      -- "$mcpd" --isolate --plugins "$tmp/echo" --no-watch --log-level error \
-      --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
+      -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
+      --vs "$mcpd" --in-process --plugins "$tmp/echo" --no-watch \
+      --log-level error
   done
+  bench_measure "iso-w1-rev" "$rep" inproc isolated -n "$n" -w 1 \
+    --method tools/call --tool echo --args '{"text":"hello"}' \
+    --expect '"hello"' \
+    -- "$mcpd" --in-process --plugins "$tmp/echo" --no-watch \
+    --log-level error \
+    --vs "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error
   # No floor here: this run only measures mcpd's footprint with no plugins.
   bench_measure ping-bare "$rep" mcpd - -n "$n" -w 64 \
     -- "$mcpd" --plugins "$tmp/none" --no-watch --log-level error
   bench_measure startup "$rep" mcpd floor --startup 50 \
     -- "$mcpd" --plugins "$tmp/echo" --no-watch --log-level error \
     --vs "$floor"
+  # Start-up with the five bundled plugins (issue 22), in each mode.  mcpd
+  # reads no input until every worker is ready or failed, so the time to
+  # the initialize answer includes starting the five workers.
+  bench_measure startup-five "$rep" mcpd floor --startup 20 \
+    -- "$mcpd" --plugins "$tmp/five" --no-watch --log-level error \
+    --vs "$floor"
+  bench_measure inproc-startup-five "$rep" mcpd floor --startup 20 \
+    -- "$mcpd" --in-process --plugins "$tmp/five" --no-watch \
+    --log-level error --vs "$floor"
   if [ "$have_many" = yes ]; then
     # Each call names the last tool registered, the one a linear lookup
     # would find last.
@@ -139,7 +182,7 @@ done
 # Every figure is a median over the repetitions; a ratio is the median of
 # the per-repetition ratios, so each one compares measurements taken seconds
 # apart.  Peak RSS is the largest seen, since a peak is what it promises.
-awk -v have_many="$have_many" '
+awk -v have_many="$have_many" -v nbundled="$nbundled" '
 function val(line, k,    i, nf, kv) {
   nf = split(line, kv, " ")
   for (i = 1; i <= nf; i++)
@@ -174,7 +217,7 @@ function keep_max(name, v) {
   line = $0
   rate[key, who, rep] = val(line, "median_chunk_per_s")
   p50[key, who, rep] = val(line, "p50_us")
-  if (key == "startup")
+  if (key ~ /startup/)
     add(key SUBSEP who, val(line, "startup_p50_us"))
   else
     add(key SUBSEP who, val(line, "median_chunk_per_s"))
@@ -185,6 +228,8 @@ function keep_max(name, v) {
     keep_max("ping" SUBSEP who, rss)
   else if (key ~ /^echo/)
     keep_max("echo" SUBSEP who, rss)
+  else if (key ~ /^inproc-echo/)
+    keep_max("inproc-echo" SUBSEP who, rss)
   else if (key ~ /^http-echo/)
     keep_max("http-echo" SUBSEP who, rss)
   else if (key ~ /^iso/) {
@@ -208,6 +253,31 @@ function ratio_list(key, field, a, b,    r, list, x, y) {
       list = list (list == "" ? "" : " ") div(x, y)
   }
   return median(list)
+}
+# The same for a pair run in both orders, key and key "-rev": each
+# repetition contributes the geometric mean of its two ratios (and of the
+# two rates of each server), which cancels a factor that favours whichever
+# server starts first.
+function both_orders_row(metric, key, a, b, goal,
+                         r, x, y, x2, y2, al, bl, ql, q) {
+  al = bl = ql = ""
+  for (r = 1; r <= reps; r++) {
+    x = rate[key, a, r]; y = rate[key, b, r]
+    x2 = rate[key "-rev", a, r]; y2 = rate[key "-rev", b, r]
+    if (x <= 0 || y <= 0 || x2 <= 0 || y2 <= 0)
+      continue
+    al = al " " sqrt(x * x2); bl = bl " " sqrt(y * y2)
+    ql = ql " " sqrt((x / y) * (x2 / y2))
+  }
+  q = median(ql)
+  row(metric, fmt("%.0f", median(al)), fmt("%.0f", median(bl)), q, \
+    ">=" goal, q >= goal)
+}
+# One order of such a pair, for reading.
+function order_row(metric, key, a, b,    q) {
+  q = ratio_list(key, "rate", a, b)
+  info_row(metric, fmt("%.0f", median(lists[key SUBSEP a])), \
+    fmt("%.0f", median(lists[key SUBSEP b])), q)
 }
 # A figure that could not be measured (its run broke) shows as "-".
 function fmt(f, v) {
@@ -237,40 +307,62 @@ function info_row(metric, m, f, ratio) {
 END {
   printf "%-34s %10s %10s %6s  %-9s %s\n", "metric", "mcpd", "floor", \
     "ratio", "target", "result"
+  print "-- default mode: echo in a worker process (mcpd --plugins DIR)"
   rate_row("ping calls/s, 1 in flight", "ping-w1", 0.95)
   rate_row("ping calls/s, 64 in flight", "ping-w64", 0.8)
-  rate_row("echo calls/s, 1 in flight", "echo-w1", 0.95)
+  # Issue 22 asks 0.6 and 1.0 of in-process, and in-process is asked 0.95
+  # and 0.8 of the floor: these are the products.
+  rate_row("echo calls/s, 1 in flight", "echo-w1", 0.57)
   rate_row("echo calls/s, 64 in flight", "echo-w64", 0.8)
-
   m = peak["echo" SUBSEP "mcpd"]; f = peak["echo" SUBSEP "floor"]
-  row("peak RSS KiB, echo calls", fmt("%d", m), fmt("%d", f), div(m, f), \
-    "<=2253", m > 0 && m <= 2253)
+  row("peak RSS KiB, echo calls (host)", fmt("%d", m), fmt("%d", f), \
+    div(m, f), "<=2253", m > 0 && m <= 2253)
   m = peak["bare"]; f = peak["ping" SUBSEP "floor"]
   row("peak RSS KiB, ping, no plugins", fmt("%d", m), fmt("%d", f), \
     div(m, f), "<=2048", m > 0 && m <= 2048)
-
   m = median(lists["startup" SUBSEP "mcpd"])
   f = median(lists["startup" SUBSEP "floor"])
-  row("start to initialize, p50 us", fmt("%.0f", m), fmt("%.0f", f), \
+  row("start to initialize, echo, p50 us", fmt("%.0f", m), fmt("%.0f", f), \
     div(m, f), "<=2000", m > 0 && m <= 2000)
+  m = median(lists["startup-five" SUBSEP "mcpd"]) / 1000
+  f = median(lists["startup-five" SUBSEP "floor"]) / 1000
+  row("start to initialize, " nbundled " plugins, ms", fmt("%.1f", m), \
+    fmt("%.1f", f), div(m, f), "<=20", m > 0 && m <= 20)
 
-  pair_rate_row("echo calls/s, 1 in flight, isolated", "iso-w1", \
-    "isolated", "inproc", 0.5)
-  pair_rate_row("echo calls/s, 64 in flight, isolated", "iso-w64", \
-    "isolated", "inproc", 0.7)
+  print "-- in-process: echo loaded into mcpd (mcpd --in-process)"
+  rate_row("echo calls/s, 1 in flight", "inproc-echo-w1", 0.95)
+  rate_row("echo calls/s, 64 in flight", "inproc-echo-w64", 0.8)
+  m = peak["inproc-echo" SUBSEP "mcpd"]; f = peak["inproc-echo" SUBSEP "floor"]
+  row("peak RSS KiB, echo calls", fmt("%d", m), fmt("%d", f), \
+    div(m, f), "<=2253", m > 0 && m <= 2253)
+  m = median(lists["inproc-startup-five" SUBSEP "mcpd"]) / 1000
+  f = median(lists["inproc-startup-five" SUBSEP "floor"]) / 1000
+  row("start to initialize, " nbundled " plugins, ms", fmt("%.1f", m), \
+    fmt("%.1f", f), div(m, f), "<=20", m > 0 && m <= 20)
+
+  print "-- isolated (default) vs in-process: mcpd column default, floor"
+  print "   column --in-process, one run"
+  both_orders_row("echo calls/s, 1 in flight", "iso-w1", "isolated", \
+    "inproc", 0.6)
+  order_row("  isolated started first", "iso-w1", "isolated", "inproc")
+  order_row("  in-process started first", "iso-w1-rev", "isolated", "inproc")
+  pair_rate_row("echo calls/s, 64 in flight", "iso-w64", \
+    "isolated", "inproc", 1.0)
   m = peak["worker" SUBSEP "isolated"]; f = peak["iso" SUBSEP "inproc"]
-  row("worker RSS KiB, isolated echo", fmt("%d", m), fmt("%d", f), \
+  row("worker RSS KiB, echo", fmt("%d", m), fmt("%d", f), \
     div(m, f), "<=2048", m > 0 && m <= 2048)
-  m = peak["worker-pss" SUBSEP "isolated"]
-  f = peak["worker-private" SUBSEP "isolated"]
-  info_row("worker Pss / private KiB, echo", fmt("%d", m), fmt("%d", f), -1)
-  print "(isolated rows: mcpd column is mcpd --isolate, floor column mcpd;"
-  print " worker RSS: the echo worker against the in-process mcpd; worker"
-  print " Pss / private: its proportional share and its own pages, the rest"
-  print " of its RSS being libc, json-c and mcpd pages shared with others)"
+  m = peak["worker-private" SUBSEP "isolated"]
+  f = peak["worker-pss" SUBSEP "isolated"]
+  row("worker private / Pss KiB, echo", fmt("%d", m), fmt("%d", f), -1, \
+    "<=307", m > 0 && m <= 307)
+  print "(worker RSS: the echo worker against the in-process mcpd; worker"
+  print " private / Pss: its own pages (Private_Clean + Private_Dirty), target"
+  print " 0.3 MiB, and its proportional share, the rest of its RSS being libc,"
+  print " json-c and mcpd pages shared with others)"
 
+  print "-- default mode"
   rate_row("http ping calls/s, 1 in flight", "http-ping-w1", 0.95)
-  rate_row("http echo calls/s, 1 in flight", "http-echo-w1", 0.95)
+  rate_row("http echo calls/s, 1 in flight", "http-echo-w1", 0.57)
   rate_row("http echo calls/s, 64 in flight", "http-echo-w64", 0.8)
   m = peak["http-echo" SUBSEP "mcpd"]; f = peak["http-echo" SUBSEP "floor"]
   info_row("peak RSS KiB, http echo", fmt("%d", m), fmt("%d", f), div(m, f))

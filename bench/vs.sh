@@ -38,12 +38,17 @@ head_rev=$(git -C "$srcdir" describe --always --dirty 2>/dev/null)
 base_rev=$(git -C "$srcdir" rev-parse --short "$commit")
 printf 'mcpd bench: HEAD %s against BASELINE %s, %d calls per run, %d repetitions\n' \
   "$head_rev" "$base_rev" "$n" "$reps"
+echo "(echo loaded into mcpd on both sides: --in-process where mcpd has it)"
 
 results=$tmp/results
 : > "$results"
 broke=0
-head_args="$mcpd --plugins $tmp/head --no-watch --log-level error"
-base_args="$base/mcpd --plugins $tmp/base --no-watch --log-level error"
+# Both with echo loaded into mcpd: the per-call cost of mcpd itself, as the
+# targets of issue 21 mean it (run.sh measures the worker's hop).
+head_args="$mcpd $(bench_in_process "$mcpd") --plugins $tmp/head --no-watch"
+head_args="$head_args --log-level error"
+base_args="$base/mcpd $(bench_in_process "$base/mcpd") --plugins $tmp/base"
+base_args="$base_args --no-watch --log-level error"
 
 # measure KEY REP MCPD-LOAD-ARGS...: runs the pair twice, HEAD as server 1
 # and then the baseline as server 1, and appends "KEY head|base REP ..."
