@@ -52,7 +52,10 @@ mkdir "$work/plugins"
 cp "$plugin" "$work/plugins/"
 printf 'server: []\nclient: []\n' >"$work/baseline.yml"
 
-"$builddir/src/mcpd" --transport http --listen 127.0.0.1:0 \
+# MCPD_TEST_PLUGIN_MODE=in-process: the plugin inside mcpd, not in a worker.
+mode=
+[ "${MCPD_TEST_PLUGIN_MODE:-}" = in-process ] && mode=--in-process
+"$builddir/src/mcpd" $mode --transport http --listen 127.0.0.1:0 \
   --plugins "$work/plugins" --no-watch --sse-poll 50 \
   >"$work/stdout" 2>"$work/stderr" &
 pid=$!

@@ -45,9 +45,20 @@ typedef struct pending {
   struct worker *w;
   pending_kind kind;
   int list_kind;
+  int relist; /* P_LIST: a list the worker said changed */
   void *call;
   worker_done_fn done;
 } pending;
+
+/* A call's answer held while a list is brought up to date. */
+typedef struct held {
+  void *call;
+  worker_done_fn done;
+  json_object *result;
+  char *text;
+  size_t len;
+  struct held *next;
+} held;
 
 struct worker {
   const worker_env *env;
@@ -60,6 +71,11 @@ struct worker {
   int said_hello;                 /* this process said its plugin's name */
   int stopping;                   /* the plugin was unloaded */
   unsigned calls;                 /* forwarded calls not answered yet */
+  /* Kinds being listed again after the worker said they changed, and the
+   * call answers that came meanwhile, held until the registry is up to
+   * date (in-process, a call that adds a tool returns after it is in). */
+  unsigned relisting;
+  struct held *held_head, *held_tail;
   int ended;                      /* its process is being stopped */
   int started;                    /* started_cb was called */
   char *refused;                  /* why this process cannot serve it */
@@ -167,13 +183,63 @@ static void drop_staged(worker *w) {
   }
 }
 
-static void list(worker *w, int kind, const char *cursor) {
+/* Asks for a page of `kind`; `relist` when the worker said it changed
+ * (the first page of such a list counts in w->relisting until the last
+ * one is in). */
+static void list(worker *w, int kind, const char *cursor, int relist) {
   json_object *params = json_object_new_object();
   pending *q;
   if (cursor != NULL)
     json_object_object_add(params, "cursor", json_object_new_string(cursor));
-  if ((q = request(w, P_LIST, list_methods[kind], params)) != NULL)
+  if ((q = request(w, P_LIST, list_methods[kind], params)) != NULL) {
     q->list_kind = kind;
+    q->relist = relist;
+    if (relist && cursor == NULL)
+      w->relisting++;
+  }
+}
+
+/* Hands on the answers held while lists were brought up to date. */
+static void deliver_held(worker *w) {
+  while (w->held_head != NULL) {
+    held *h = w->held_head;
+    w->held_head = h->next;
+    if (w->held_head == NULL)
+      w->held_tail = NULL;
+    h->done(h->call, h->result, h->text, h->len, NULL);
+    json_object_put(h->result);
+    free(h->text);
+    free(h);
+  }
+}
+
+/* One relisted kind is complete (or failed): once none is left, the held
+ * answers go on. */
+static void relisted(worker *w) {
+  if (w->relisting > 0 && --w->relisting == 0)
+    deliver_held(w);
+}
+
+/* Holds a call's answer until the lists are up to date; 0, or -1 when out
+ * of memory (then it is handed on at once). */
+static int hold(worker *w, pending *q, const rpc_reply *r) {
+  held *h = calloc(1, sizeof(*h));
+  if (h == NULL || (r->text != NULL && (h->text = malloc(r->len + 1)) == NULL)) {
+    free(h);
+    return -1;
+  }
+  if (r->text != NULL)
+    memcpy(h->text, r->text, r->len);
+  h->len = r->len;
+  h->call = q->call;
+  h->done = q->done;
+  h->result = json_object_get(r->result);
+  if (w->held_tail != NULL)
+    w->held_tail->next = h;
+  else
+    w->held_head = h;
+  w->held_tail = h;
+  return 0;
 }
 
 /* The first start is over, one way or the other. */
@@ -198,11 +264,11 @@ static void listed(worker *w, int kind, json_object *result) {
           json_object_get(json_object_array_get_idx(items, i)));
   if (json_object_object_get_ex(result, "nextCursor", &next) &&
       json_object_is_type(next, json_type_string)) {
-    list(w, kind, json_object_get_string(next));
+    list(w, kind, json_object_get_string(next), w->ready);
     return;
   }
   if (!w->ready && kind + 1 < REG_KINDS) {
-    list(w, kind + 1, NULL);
+    list(w, kind + 1, NULL, 0);
     return;
   }
   if (!w->ready) {
@@ -224,6 +290,9 @@ static void listed(worker *w, int kind, json_object *result) {
               w->proc.proc ? w->proc.proc->pid : 0);
   } else {
     register_kind(w, kind);
+    w->env->changed_cb(w->env->report_arg);
+    relisted(w);
+    return;
   }
   w->env->changed_cb(w->env->report_arg);
 }
@@ -242,7 +311,7 @@ static void initialized(worker *w, const rpc_reply *r) {
   params = json_object_new_object();
   json_object_object_add(params, "level", json_object_new_string("debug"));
   request(w, P_IGNORED, "logging/setLevel", params);
-  list(w, 0, NULL);
+  list(w, 0, NULL, 0);
 }
 
 /* A request's answer, or its failure when the worker went away. */
@@ -252,9 +321,10 @@ static void reply_cb(rpc_entry *e, const rpc_reply *r) {
   switch (q->kind) {
   case P_CALL:
     q->w->calls--;
-    if (!r->local && r->error == NULL && (r->result != NULL || r->text != NULL))
-      q->done(q->call, r->result, r->text, r->len, NULL);
-    else
+    if (!r->local && r->error == NULL && (r->result != NULL || r->text != NULL)) {
+      if (q->w->relisting == 0 || hold(q->w, q, r) != 0)
+        q->done(q->call, r->result, r->text, r->len, NULL);
+    } else
       q->done(q->call, NULL, NULL, 0, r->error);
     /* An unloaded plugin's worker ends once its last call is answered. */
     if (q->w->stopping && q->w->calls == 0)
@@ -267,6 +337,8 @@ static void reply_cb(rpc_entry *e, const rpc_reply *r) {
   case P_LIST:
     if (!r->local)
       listed(q->w, q->list_kind, r->result);
+    else if (q->relist)
+      relisted(q->w);
     break;
   case P_IGNORED:
     break;
@@ -298,9 +370,9 @@ static int list_changed(worker *w, const char *method) {
                                : "resources");
     if (strcmp(method, name) == 0) {
       if (w->ready) {
-        list(w, k, NULL);
+        list(w, k, NULL, 1);
         if (k == REG_RESOURCE)
-          list(w, REG_TEMPLATE, NULL);
+          list(w, REG_TEMPLATE, NULL, 1);
       }
       return 1;
     }
@@ -511,6 +583,9 @@ static void exited_cb(void *arg, const char *message, json_object *data,
   worker *w = arg;
   json_object *v;
 
+  /* Answers it gave stand, whatever became of the lists. */
+  w->relisting = 0;
+  deliver_held(w);
   drop_staged(w);
   if (!stopping && !w->ever_ready) {
     /* It died loading the plugin: the file is refused until it changes
@@ -567,6 +642,8 @@ static void gone_cb(void *arg) {
       *pp = w->next_all;
       break;
     }
+  w->relisting = 0;
+  deliver_held(w);
   rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR, "mcpd is exiting", NULL);
   rpc_peer_close(&w->peer);
   drop_staged(w);
@@ -665,6 +742,8 @@ void worker_shutdown(void (*done)(void *arg), void *arg) {
       w->p->worker = NULL;
     w->stopping = 1;
     settle(w);
+    w->relisting = 0;
+    deliver_held(w);
     rpc_peer_fail_all(&w->peer, JSONRPC_INTERNAL_ERROR, "mcpd is exiting",
                       NULL);
     /* Its write queue's handle closes now, before the server's uv_walk. */

@@ -34,7 +34,12 @@ import {
   responses,
   startHttp,
   withTimeout,
+  PLUGIN_MODE,
 } from './lib.mjs';
+
+/** Tests of mcpd's default placement skip when the suite runs with
+ * MCPD_TEST_PLUGIN_MODE=in-process, which overrides it. */
+const DEFAULT_OVERRIDDEN = PLUGIN_MODE === 'in-process' && 'this run puts plugins in-process by default';
 
 const MODES = ['inline', 'pool', 'async'];
 const PLUGINS = ['fault', 'echo', 'good'];
@@ -267,7 +272,7 @@ function listChangedCount(mcpd) {
   return mcpd.notifications.filter((m) => m.method === LIST_CHANGED).length;
 }
 
-describe('faults over stdio, default options: each plugin in a worker', () => {
+describe('faults over stdio, default options: each plugin in a worker', { skip: DEFAULT_OVERRIDDEN }, () => {
   for (const fault of Object.keys(CRASHES)) {
     for (const mode of MODES) {
       const tool = `${fault}_${mode}`;
@@ -616,7 +621,7 @@ async function httpWorkerBack(h) {
   await httpOkAnswers(h);
 }
 
-describe('faults over HTTP, two sessions, default options: each plugin in a worker', () => {
+describe('faults over HTTP, two sessions, default options: each plugin in a worker', { skip: DEFAULT_OVERRIDDEN }, () => {
   for (const fault of Object.keys(CRASHES)) {
     for (const mode of MODES) {
       const tool = `${fault}_${mode}`;

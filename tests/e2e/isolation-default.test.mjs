@@ -36,7 +36,12 @@ import {
   sleep,
   waitPidGone,
   withTimeout,
+  PLUGIN_MODE,
 } from './lib.mjs';
+
+/** Tests of mcpd's default placement skip when the suite runs with
+ * MCPD_TEST_PLUGIN_MODE=in-process, which overrides it. */
+const DEFAULT_OVERRIDDEN = PLUGIN_MODE === 'in-process' && 'this run puts plugins in-process by default';
 
 const EXIT_MS = 3000;
 const LIST_CHANGED = 'notifications/tools/list_changed';
@@ -248,10 +253,16 @@ const PLACEMENTS = [
   },
 ];
 
+/** Whether `args` place every plugin (--isolate or --in-process without a
+ * name), so that the test means the same whatever the suite's mode. */
+function saysWhereAll(args) {
+  return args.some((a, i) => (a === '--isolate' || a === '--in-process') && !/^[^-]/.test(args[i + 1] ?? '-'));
+}
+
 describe('where plugin code runs', () => {
   for (const place of PLACEMENTS) {
     const where = place.isolated ? 'in a worker, never in mcpd' : 'in mcpd';
-    test(`${place.what}: ctor_pid's constructor and tool run ${where}`, { timeout: 30000 }, async (t) => {
+    test(`${place.what}: ctor_pid's constructor and tool run ${where}`, { timeout: 30000, skip: !saysWhereAll(place.args ?? []) && DEFAULT_OVERRIDDEN }, async (t) => {
       const ctorFile = path.join(await makeTempDir('mcpd-ctor-'), 'pids');
       const mcpd = await stdio(t, {
         plugins: ['ctor_pid', 'echo'],
@@ -299,7 +310,7 @@ describe('where plugin code runs', () => {
 
 const CRASH_ENV = { ...process.env, MCPD_TEST_CTOR_CRASH: '1' };
 
-describe('a plugin whose constructor raises SIGSEGV', () => {
+describe('a plugin whose constructor raises SIGSEGV', { skip: DEFAULT_OVERRIDDEN }, () => {
   test('mcpd keeps serving the rest; the log says so once, naming the file and the signal', { timeout: 30000 }, async (t) => {
     const mcpd = await stdio(t, { plugins: ['ctor_crash', 'echo'], env: CRASH_ENV });
     const file = path.join(mcpd.pluginDir, 'ctor_crash.so');
@@ -390,7 +401,7 @@ async function stuckWorker(t) {
   return { mcpd, workerPids: [...found.keys()] };
 }
 
-describe('no process outlives mcpd', () => {
+describe('no process outlives mcpd', { skip: DEFAULT_OVERRIDDEN }, () => {
   test('EOF with a worker stuck in a call: exit 0, and at that moment nothing of its process group is left', { timeout: 30000 }, async (t) => {
     const { mcpd, workerPids } = await stuckWorker(t);
     // Looked at the moment mcpd is reaped, before anything else runs.
@@ -448,7 +459,7 @@ function blocks(names) {
   return out;
 }
 
-describe('lists come in file order', () => {
+describe('lists come in file order', { skip: DEFAULT_OVERRIDDEN }, () => {
   for (let run = 1; run <= 3; run++) {
     test(`tools/list follows the file names, not which worker is ready first (run ${run})`, { timeout: 30000 }, async (t) => {
       const mcpd = await stdio(t, { plugins: ORDERED, env: SLOW_ENV });

@@ -23,7 +23,26 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 export const SRCDIR = path.resolve(process.env.MCPD_SRCDIR || path.join(here, '..', '..'));
 export const BUILDDIR = path.resolve(process.env.MCPD_BUILDDIR || SRCDIR);
-export const MCPD = path.join(BUILDDIR, 'src', 'mcpd');
+/**
+ * Where plugins run when a test does not say: 'isolated' (mcpd's default)
+ * or 'in-process' (MCPD_TEST_PLUGIN_MODE=in-process, which CI runs too).
+ * Tests of the default itself skip in the other mode.
+ */
+export const PLUGIN_MODE = process.env.MCPD_TEST_PLUGIN_MODE === 'in-process' ? 'in-process' : 'isolated';
+/** The built binary itself. */
+export const MCPD_BIN = path.join(BUILDDIR, 'src', 'mcpd');
+/** What tests run: the binary, or in in-process mode a script that runs it
+ * with --in-process first (a later --isolate wins). */
+export const MCPD = PLUGIN_MODE === 'in-process' ? inProcessWrapper() : MCPD_BIN;
+
+function inProcessWrapper() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpd-in-process-'));
+  const file = path.join(dir, 'mcpd');
+  fs.writeFileSync(file, `#!/bin/sh\nexec '${MCPD_BIN}' --in-process "$@"\n`, { mode: 0o755 });
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return file;
+}
+
 
 /** The protocol revision tests negotiate unless they say otherwise. */
 export const LATEST = '2025-11-25';
