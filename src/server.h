@@ -60,6 +60,8 @@ typedef struct server {
   int settled;               /* the first scan's plugins all started */
   int input_failed;          /* reading stdin failed: exit nonzero */
   uv_timer_t hold_timer;
+  uv_idle_t spin;      /* worker mode: polls a while after a message */
+  uint64_t spin_until; /* uv_hrtime() */
   watch *watch;
 
   int catching; /* signals and the parent are watched */

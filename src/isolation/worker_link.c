@@ -28,6 +28,19 @@ static const char *const list_keys[REG_KINDS] = {
     "tools", "resources", "resourceTemplates", "prompts"};
 
 static struct worker *all_workers;
+/* While a forwarded call waits for its answer and the loop has nothing
+ * else to do, it polls for up to SPIN_NS instead of sleeping: at one
+ * call in flight, waking up when the worker answers cost about as much
+ * as the worker's whole call.  Each call sent or answered extends it;
+ * with no call in flight it stops at once. */
+#define SPIN_NS 100000
+static struct {
+  uv_idle_t idle;
+  uv_loop_t *loop; /* the loop `idle` was set up on, or NULL */
+  uint64_t until;  /* uv_hrtime() */
+  unsigned calls;  /* forwarded calls in flight, every worker's */
+} spin;
+
 /* worker_shutdown()'s: runs once every worker is gone. */
 static void (*all_gone_cb)(void *arg);
 static void *all_gone_arg;
@@ -66,11 +79,11 @@ struct worker {
   worker_process proc;
   rpc_peer peer; /* requests to the worker, and the bytes for it */
   json_tokener *tok;
-  int ready;                      /* listed and registered */
-  int ever_ready;                 /* its first process got ready */
-  int said_hello;                 /* this process said its plugin's name */
-  int stopping;                   /* the plugin was unloaded */
-  unsigned calls;                 /* forwarded calls not answered yet */
+  int ready;      /* listed and registered */
+  int ever_ready; /* its first process got ready */
+  int said_hello; /* this process said its plugin's name */
+  int stopping;   /* the plugin was unloaded */
+  unsigned calls; /* forwarded calls not answered yet */
   /* Kinds being listed again after the worker said they changed, and the
    * call answers that came meanwhile, held until the registry is up to
    * date (in-process, a call that adds a tool returns after it is in). */
@@ -85,6 +98,23 @@ struct worker {
 
 static void reply_cb(rpc_entry *e, const rpc_reply *r);
 static void start_mcp(worker *w);
+
+static void spin_cb(uv_idle_t *idle) {
+  if (spin.calls == 0 || uv_hrtime() > spin.until)
+    uv_idle_stop(idle);
+}
+
+/* Polls a while longer: a call was sent, or an answer came. */
+static void spin_on(uv_loop_t *loop) {
+  if (spin.loop != loop) {
+    if (uv_idle_init(loop, &spin.idle) != 0)
+      return;
+    spin.loop = loop;
+  }
+  spin.until = uv_hrtime() + SPIN_NS;
+  if (!uv_is_active((uv_handle_t *)&spin.idle))
+    uv_idle_start(&spin.idle, spin_cb);
+}
 static void end_drained(worker *w);
 
 /* --- sending ------------------------------------------------------------ */
@@ -224,7 +254,8 @@ static void relisted(worker *w) {
  * of memory (then it is handed on at once). */
 static int hold(worker *w, pending *q, const rpc_reply *r) {
   held *h = calloc(1, sizeof(*h));
-  if (h == NULL || (r->text != NULL && (h->text = malloc(r->len + 1)) == NULL)) {
+  if (h == NULL ||
+      (r->text != NULL && (h->text = malloc(r->len + 1)) == NULL)) {
     free(h);
     return -1;
   }
@@ -321,7 +352,11 @@ static void reply_cb(rpc_entry *e, const rpc_reply *r) {
   switch (q->kind) {
   case P_CALL:
     q->w->calls--;
-    if (!r->local && r->error == NULL && (r->result != NULL || r->text != NULL)) {
+    spin.calls--;
+    if (spin.calls > 0)
+      spin_on(q->w->env->loop);
+    if (!r->local && r->error == NULL &&
+        (r->result != NULL || r->text != NULL)) {
       if (q->w->relisting == 0 || hold(q->w, q, r) != 0)
         q->done(q->call, r->result, r->text, r->len, NULL);
     } else
@@ -729,6 +764,9 @@ static void end_drained(worker *w) {
 }
 
 void worker_shutdown(void (*done)(void *arg), void *arg) {
+  if (spin.loop != NULL && !uv_is_closing((uv_handle_t *)&spin.idle))
+    uv_close((uv_handle_t *)&spin.idle, NULL);
+  spin.loop = NULL;
   all_gone_cb = done;
   all_gone_arg = arg;
   if (all_workers == NULL) {
@@ -763,12 +801,10 @@ int worker_call(plugin *p, const char *method, const char *params, size_t len,
   pending *q;
 
   if (w == NULL || !w->ready || w->stopping ||
-      !worker_process_running(&w->proc) ||
-      (q = calloc(1, sizeof(*q))) == NULL)
+      !worker_process_running(&w->proc) || (q = calloc(1, sizeof(*q))) == NULL)
     return -1;
   q->w = w;
   q->kind = P_CALL;
-  w->calls++;
   q->call = call;
   q->done = done;
   q->entry.text_ok = 1;
@@ -778,6 +814,9 @@ int worker_call(plugin *p, const char *method, const char *params, size_t len,
     free(q);
     return -1;
   }
+  w->calls++;
+  spin.calls++;
+  spin_on(w->env->loop);
   *id = q->entry.n;
   return 0;
 }

@@ -399,11 +399,11 @@ static void refuse(loader *l, plugin *p, const char *err, failure_kind kind,
   char buf[4096];
 
   /* A worker's host says it, with the reason the worker gave. */
-  log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR, "plugin \"%s\": %s; %s",
-         p->path, err,
-         find_by_path(l, p->path) != NULL && find_by_path(l, p->path) != p
-             ? "keeping the version already loaded"
-             : "not loaded");
+  log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR,
+          "plugin \"%s\": %s; %s", p->path, err,
+          find_by_path(l, p->path) != NULL && find_by_path(l, p->path) != p
+              ? "keeping the version already loaded"
+              : "not loaded");
   if (st == NULL) {
     if (stat(p->path, &fst) != 0)
       memset(&fst, 0, sizeof(fst));
@@ -634,9 +634,10 @@ int loader_ready(plugin *p) {
    * files in file order keeps it, and an older plugin keeps its own. */
   while ((q = entry_holder(p, &e)) != NULL) {
     if (q->scan == p->scan && plugin_before(p, q)) {
-      snprintf(err, sizeof(err), "%s \"%s\" is already offered by plugin "
-               "\"%s\" (%s)", reg_kind_name(e->kind), e->name, p->name,
-               p->path);
+      snprintf(err, sizeof(err),
+               "%s \"%s\" is already offered by plugin "
+               "\"%s\" (%s)",
+               reg_kind_name(e->kind), e->name, p->name, p->path);
       plugin_ref(q);
       loader_unload(l, q);
       refuse(l, q, err, FAILURE_CONFLICT, NULL, NULL);
@@ -924,7 +925,8 @@ size_t loader_scan(loader *l) {
       }
     }
   for (size_t k = 0; k < o->n_plugin_dirs; k++)
-    changes += scan_dir(l, o->plugin_dirs[k], (unsigned)k, o->plugin_dirs_given);
+    changes +=
+        scan_dir(l, o->plugin_dirs[k], (unsigned)k, o->plugin_dirs_given);
   /* Forget refusals of files that are gone.  lstat: a link to nothing is
    * still there, and its refusal stands. */
   for (load_failure *f = l->failures, *fn; f; f = fn) {

@@ -13,7 +13,7 @@
 #include <json-c/json.h>
 
 typedef struct plugin_settings {
-  uint64_t deadline_ms;       /* --deadline: the default for every call */
+  uint64_t deadline_ms; /* --deadline: the default for every call */
   /* Every plugin runs in a worker process of its own unless these say
    * otherwise (plugin_settings_isolated()). */
   int in_process_all;            /* --in-process */

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/linkhash.h>
-
 #include "jsonrpc.h"
 #include "log.h"
 #include "rpc_peer.h"
@@ -150,31 +148,6 @@ static void batch_settle(batch *b) {
   free(b);
 }
 
-/* Ids are strings or integers; equal ids hash alike. */
-static unsigned long id_hash(const void *k) {
-  json_object *id = (json_object *)k;
-  uint64_t h = 1469598103934665603ull;
-  if (json_object_is_type(id, json_type_int)) {
-    h ^= (uint64_t)json_object_get_int64(id);
-    h *= 1099511628211ull;
-    return (unsigned long)(h ^ (h >> 29));
-  }
-  {
-    const char *str = json_object_get_string(id);
-    int n = json_object_get_string_len(id);
-    h ^= 's';
-    for (int i = 0; i < n; i++) {
-      h ^= (unsigned char)str[i];
-      h *= 1099511628211ull;
-    }
-  }
-  return (unsigned long)h;
-}
-
-static int id_equal(const void *a, const void *b) {
-  return json_object_equal((json_object *)a, (json_object *)b);
-}
-
 /* A request the server sent, awaiting its answer. */
 typedef struct outgoing {
   rpc_entry entry; /* first: the peer hands it back */
@@ -270,16 +243,9 @@ session *session_new(const session_io *io, const session_handler *handler) {
     return NULL;
   }
   json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
-  s->by_id = lh_table_new(64, NULL, id_hash, id_equal);
-  if (s->by_id == NULL) {
-    json_tokener_free(s->tok);
-    free(s);
-    return NULL;
-  }
   s->outgoing = malloc(sizeof(*s->outgoing));
   if (s->outgoing == NULL || rpc_peer_init(s->outgoing, NULL, "mcpd-") != 0) {
     free(s->outgoing);
-    lh_table_free(s->by_id);
     json_tokener_free(s->tok);
     free(s);
     return NULL;
@@ -316,7 +282,7 @@ void session_free(session *s) {
   json_object_put(s->empty_params);
   json_object_put(s->subscriptions);
   json_tokener_free(s->tok);
-  lh_table_free(s->by_id);
+  id_table_free(&s->by_id);
   free(s);
 }
 
@@ -332,7 +298,7 @@ static void send_direct(session *s, batch *b, json_object *msg) {
 static void request_unlink(request *r) {
   session *s = r->session;
   if (r->indexed)
-    lh_table_delete(s->by_id, r->id);
+    id_table_remove(&s->by_id, r->id);
   if (r->prev)
     r->prev->next = r->next;
   else if (s->in_flight == r)
@@ -488,10 +454,7 @@ void request_fail(request *r, int code, const char *message,
 }
 
 request *session_find_request(session *s, json_object *id) {
-  void *r;
-  if (jsonrpc_valid_id(id) && lh_table_lookup_ex(s->by_id, id, &r))
-    return r;
-  return NULL;
+  return jsonrpc_valid_id(id) ? id_table_get(&s->by_id, id) : NULL;
 }
 
 /* --- era selection (per connection) ---------------------------------- */
@@ -589,8 +552,8 @@ static void handle_message(session *s, json_object *obj, batch *b) {
    * same id already is (ids must be unique; the first one keeps it). */
   if (s->dispatching == r) {
     s->dispatching = NULL;
-    if (!lh_table_lookup_ex(s->by_id, r->id, NULL) &&
-        lh_table_insert(s->by_id, r->id, r) == 0)
+    if (id_table_get(&s->by_id, r->id) == NULL &&
+        id_table_put(&s->by_id, r->id, r) == 0)
       r->indexed = 1;
   }
 }

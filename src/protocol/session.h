@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "era.h"
+#include "id_table.h"
 
 struct strbuf;
 
@@ -122,7 +123,7 @@ typedef struct session {
   size_t max_in_flight; /* more get an error; 0 for no limit */
   /* Requests still in flight after their handler returned, by id: what a
    * cancellation looks up.  Requests answered at once never enter it. */
-  struct lh_table *by_id;
+  id_table by_id;
   request *dispatching; /* the request whose handler is running */
   json_tokener *tok;
   json_object *empty_params; /* shared {} for requests without params */

@@ -79,7 +79,7 @@ typedef int (*reg_order_fn)(const struct plugin *a, const struct plugin *b);
 
 typedef struct registry {
   reg_table tables[REG_KINDS];
-  unsigned changed; /* REGISTRY_CHANGED bits since the last announcement */
+  unsigned changed;    /* REGISTRY_CHANGED bits since the last announcement */
   reg_order_fn before; /* NULL: in the order added */
 } registry;
 

@@ -392,12 +392,13 @@ START_TEST(test_config_read) {
   json_object *config;
   worker_limits lim;
   char err[256], rest[64];
-  int fd = pipe_with("{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\","
-                     "\"params\":{\"config\":{\"k\":1},\"limits\":{"
-                     "\"openFiles\":16,\"addressSpaceMiB\":64}}}\n{\"next\":1}\n");
+  int fd =
+      pipe_with("{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\","
+                "\"params\":{\"config\":{\"k\":1},\"limits\":{"
+                "\"openFiles\":16,\"addressSpaceMiB\":64}}}\n{\"next\":1}\n");
 
-  ck_assert_int_eq(worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)),
-                   0);
+  ck_assert_int_eq(
+      worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)), 0);
   ck_assert(json_object_object_get_ex(config, "k", NULL));
   ck_assert_uint_eq(lim.open_files, 16);
   ck_assert_uint_eq(lim.address_space_mib, 64);
@@ -409,15 +410,15 @@ START_TEST(test_config_read) {
 
   /* EOF first: the host will not use this worker. */
   fd = pipe_with("");
-  ck_assert_int_eq(worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)),
-                   1);
+  ck_assert_int_eq(
+      worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)), 1);
   close(fd);
 
   /* A null config is none; anything but the config message is refused. */
   fd = pipe_with("{\"jsonrpc\":\"2.0\",\"method\":\"io.mcpd/config\","
                  "\"params\":{\"config\":null}}\n");
-  ck_assert_int_eq(worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)),
-                   0);
+  ck_assert_int_eq(
+      worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)), 0);
   ck_assert_ptr_null(config);
   close(fd);
   {
@@ -430,9 +431,9 @@ START_TEST(test_config_read) {
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
       fd = pipe_with(bad[i]);
-      ck_assert_msg(worker_config_read(fd, 4096, &config, &lim, err,
-                                       sizeof(err)) == -1,
-                    "accepted %s", bad[i]);
+      ck_assert_msg(
+          worker_config_read(fd, 4096, &config, &lim, err, sizeof(err)) == -1,
+          "accepted %s", bad[i]);
       ck_assert_ptr_null(config);
       close(fd);
     }

@@ -35,6 +35,7 @@ Suite *negotiation_suite(void);
 Suite *session_suite(void);
 Suite *schema_suite(void);
 Suite *uritpl_suite(void);
+Suite *id_table_suite(void);
 Suite *registry_suite(void);
 Suite *loader_suite(void);
 Suite *crash_suite(void);
