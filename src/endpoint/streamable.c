@@ -6,9 +6,11 @@
  * POST carrying a request opens a channel: the response to that request
  * ends it.  The answer goes back as one JSON body when it is ready while
  * the POST is still being handled, and otherwise as an SSE stream:
- *  - sessions of 2025-11-25 and later get the stream at once, with a
- *    priming event (an id, `retry`, empty data), so that every stream is
- *    resumable from its start;
+ *  - sessions of 2025-11-25 and later get the stream STREAM_AFTER_MS
+ *    after the POST (or at once when the call sends something first),
+ *    with a priming event (an id, `retry`, empty data), so that every
+ *    stream is resumable from its start; an answer that comes sooner,
+ *    a plugin's in its worker process say, is one JSON body;
  *  - older sessions keep the JSON answer unless the call sends something
  *    first (progress, a request to the client), which turns the POST into
  *    a stream.
@@ -86,6 +88,7 @@ typedef struct channel {
   uint64_t attached;  /* loop time the connection came */
   uint64_t last_byte; /* loop time of the last bytes on the connection */
   uint64_t detached;  /* loop time the connection went away */
+  uint64_t waiting;   /* loop time its POST began to wait, or 0 */
   struct channel *prev, *next;
 } channel;
 
@@ -118,7 +121,8 @@ struct streamable {
   http_exchange *current;
   int current_answered;
   uv_timer_t tick;
-  json_tokener *tok; /* for POST bodies */
+  uv_timer_t stream_after; /* turns POSTs that wait into streams */
+  json_tokener *tok;       /* for POST bodies */
   int refusing;
   int closing; /* the closes still to finish */
   void (*done)(void *arg);
@@ -126,6 +130,12 @@ struct streamable {
 };
 
 static const char json_media[] = "application/json";
+
+/* How long an unanswered POST of a session that primes its streams waits
+ * for its answer before it becomes a stream. */
+#define STREAM_AFTER_MS 10
+
+static void stream_after_cb(uv_timer_t *timer);
 
 /* --- answers ------------------------------------------------------------ */
 
@@ -180,6 +190,7 @@ static void replay(channel *c, uint64_t after) {
 static void open_stream(channel *c) {
   http_exchange_stream_open(c->x);
   c->sse = 1;
+  c->waiting = 0;
   c->attached = c->last_byte = now_of(c);
   if (primed(c->hs)) {
     const http_settings *o = c->hs->h->opts;
@@ -610,8 +621,11 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
     if (!h->current_answered)
       http_exchange_respond(x, 202, NULL, "", 0);
   } else if (!c->done && !c->sse && c->x == x && primed(hs)) {
-    /* Not answered yet: a stream now, resumable from its priming event. */
-    open_stream(c);
+    /* Not answered yet: a stream soon, resumable from its priming event,
+     * unless the answer comes first. */
+    c->waiting = uv_now(h->loop);
+    if (!uv_is_active((uv_handle_t *)&h->stream_after))
+      uv_timer_start(&h->stream_after, stream_after_cb, STREAM_AFTER_MS, 0);
   }
 out:
   json_object_put(bi.obj);
@@ -885,6 +899,30 @@ static void tick_session(streamable *h, hsession *hs, uint64_t now) {
   }
 }
 
+/* POSTs that waited STREAM_AFTER_MS become streams; the timer comes back
+ * for the next one to. */
+static void stream_after_cb(uv_timer_t *timer) {
+  streamable *h = timer->data;
+  uint64_t now = uv_now(h->loop), next = 0;
+
+  for (hsession *hs = h->sessions; hs; hs = hs->next)
+    for (channel *c = hs->channels; c; c = c->next) {
+      if (c->waiting == 0)
+        continue;
+      if (c->sse || c->done || c->x == NULL) {
+        c->waiting = 0;
+      } else if (now - c->waiting >= STREAM_AFTER_MS) {
+        open_stream(c);
+      } else {
+        uint64_t left = STREAM_AFTER_MS - (now - c->waiting);
+        if (next == 0 || left < next)
+          next = left;
+      }
+    }
+  if (next != 0)
+    uv_timer_start(timer, stream_after_cb, next, 0);
+}
+
 static void tick_cb(uv_timer_t *timer) {
   streamable *h = timer->data;
   uint64_t now = uv_now(h->loop);
@@ -955,6 +993,8 @@ streamable *streamable_new(uv_loop_t *loop, const http_settings *o,
   }
   uv_timer_init(loop, &h->tick);
   h->tick.data = h;
+  uv_timer_init(loop, &h->stream_after);
+  h->stream_after.data = h;
   {
     /* The resource URL clients see, unless --resource-url says it: the
      * address bound (a unix socket has none of its own). */
@@ -1020,8 +1060,9 @@ void streamable_close(streamable *h, void (*done)(void *arg), void *arg,
   h->refusing = 1;
   h->done = done;
   h->done_arg = arg;
-  h->closing = 2;
+  h->closing = 3;
   uv_close((uv_handle_t *)&h->tick, tick_closed_cb);
+  uv_close((uv_handle_t *)&h->stream_after, tick_closed_cb);
   while (h->sessions != NULL)
     hsession_end(h->sessions);
   streamable_modern_close(&h->modern);
