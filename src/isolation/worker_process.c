@@ -170,7 +170,11 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
     json_object_object_add(data, "exitStatus",
                            json_object_new_int((int)status));
 
+  /* The owner may stop us from inside exited(): `wp` must outlive the
+   * call, so it cannot be gone before it returns. */
+  wp->exiting = 1;
   wp->ev.exited(wp->ev.arg, message, data, wp->stopping);
+  wp->exiting = 0;
   json_object_put(data);
   if (wp->stopping)
     maybe_gone(wp);
@@ -426,7 +430,7 @@ void worker_process_end(worker_process *wp) {
  * closing or none; its close callback needs nothing of `wp`. */
 static void maybe_gone(worker_process *wp) {
   if (!wp->stopping || wp->alive || !pipes_gone(wp) || wp->proc != NULL ||
-      wp->gone)
+      wp->gone || wp->exiting)
     return;
   wp->gone = 1;
   if (wp->restart != NULL)

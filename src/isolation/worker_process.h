@@ -56,6 +56,7 @@ typedef struct worker_process {
   int stopping; /* it is being ended for good */
   int parked;
   int gone;              /* ev.gone ran */
+  int exiting;           /* inside ev.exited: not gone before it returns */
   unsigned crashes;      /* in the current window */
   uint64_t window_start; /* of that window */
   uv_timer_t *restart;   /* backoff, the start timeout, or the kill at stop */
