@@ -32,20 +32,21 @@
 
 /* --- what comes up from below ------------------------------------------- */
 
+static const char *const announce_methods[REG_KINDS] = {
+    "notifications/tools/list_changed", "notifications/resources/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed"};
+
 static void announce_cb(uv_timer_t *timer) {
-  static const char *const methods[REG_KINDS] = {
-      "notifications/tools/list_changed",
-      "notifications/resources/list_changed",
-      "notifications/resources/list_changed",
-      "notifications/prompts/list_changed"};
   server *srv = timer->data;
-  unsigned changed = srv->registry.changed;
+  unsigned changed = srv->registry.changed, told = srv->told_host;
 
   /* Workers still starting list their plugins soon: a scan is announced
    * once, with them (worker_started_cb), as it is in-process. */
   if (srv->workers_starting > 0)
     return;
   srv->registry.changed = 0;
+  srv->told_host = 0;
   if (srv->shutting_down || changed == 0)
     return;
   /* Subscriptions follow their URIs to the entries that serve them now. */
@@ -57,18 +58,36 @@ static void announce_cb(uv_timer_t *timer) {
     changed = (changed & ~REGISTRY_CHANGED(REG_TEMPLATE)) |
               REGISTRY_CHANGED(REG_RESOURCE);
   for (int k = 0; k < REG_KINDS; k++) {
-    if (!(changed & REGISTRY_CHANGED(k)))
+    if (!(changed & REGISTRY_CHANGED(k)) || (told & REGISTRY_CHANGED(k)))
       continue;
     for (size_t i = 0; i < srv->n_sessions; i++)
-      session_notify(srv->sessions[i], methods[k], NULL);
+      session_notify(srv->sessions[i], announce_methods[k], NULL);
     /* Modern clients hear it on their listen streams. */
     methods_list_changed(&srv->methods, (reg_kind)k);
   }
 }
 
+/* Worker mode: list_changed goes to the host at once, before the answer
+ * of the call that made the change, so that the host lists again before
+ * it passes that answer on (worker_link.c); the rest of the announcement
+ * (subscriptions) waits for the timer as usual. */
+static void tell_host_now(server *srv) {
+  unsigned fresh = srv->registry.changed & ~srv->told_host;
+  if (srv->stdio_session == NULL)
+    return;
+  if (fresh & REGISTRY_CHANGED(REG_TEMPLATE))
+    fresh |= REGISTRY_CHANGED(REG_RESOURCE);
+  for (int k = 0; k < REG_KINDS; k++)
+    if (k != REG_TEMPLATE && (fresh & REGISTRY_CHANGED(k)))
+      session_notify(srv->stdio_session, announce_methods[k], NULL);
+  srv->told_host |= fresh;
+}
+
 /* loader_env.changed_cb */
 static void registry_changed_cb(void *arg) {
   server *srv = arg;
+  if (srv->opts->mode == MODE_WORKER && !srv->shutting_down)
+    tell_host_now(srv);
   if (srv->shutting_down || uv_is_active((uv_handle_t *)&srv->announce_timer))
     return;
   /* A zero timeout fires on the next loop turn: every change made in this

@@ -58,7 +58,8 @@ typedef struct server {
   int input_held;            /* stdin waits for the plugins to load */
   unsigned workers_starting; /* isolated plugins not ready yet */
   int settled;               /* the first scan's plugins all started */
-  int input_failed;          /* reading stdin failed: exit nonzero */
+  unsigned told_host; /* worker mode: REGISTRY_CHANGED bits said already */
+  int input_failed;   /* reading stdin failed: exit nonzero */
   uv_timer_t hold_timer;
   uv_idle_t spin;      /* worker mode: polls a while after a message */
   uint64_t spin_until; /* uv_hrtime() */

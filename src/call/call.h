@@ -129,6 +129,11 @@ void call_worker_env(call_exec *e, struct worker_env *env);
  * subscriber or lost its last: runs the plugin's subscribe callback, if
  * any, on this (the loop) thread.  `e` must still be registered. */
 void call_subscribe(struct reg_entry *e, const char *uri, int subscribed);
+/* Once what call_subscribe() told `e`'s plugin has taken effect: cb(arg)
+ * runs when its worker has handled it (0), or never, when it took effect
+ * already (-1: in-process, or no worker running). */
+int call_subscribe_settled(struct reg_entry *e, void (*cb)(void *arg),
+                           void *arg);
 /* Cancels a call (the client asked, or shutdown): cancelled() turns true
  * and the plugin's on_cancel callback runs.  When the client cancelled,
  * the caller also marks the request so that no response goes out. */

@@ -372,6 +372,10 @@ int plugin_api_on_roots_changed(mcpd_self *self, void (*cb)(void *arg),
   return MCPD_OK;
 }
 
+int call_subscribe_settled(reg_entry *e, void (*cb)(void *arg), void *arg) {
+  return e->remote ? worker_barrier(e->owner, cb, arg) : -1;
+}
+
 void call_subscribe(reg_entry *e, const char *uri, int subscribed) {
   plugin *p = e->owner;
   mcpd_request req;

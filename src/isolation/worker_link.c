@@ -46,10 +46,11 @@ static void (*all_gone_cb)(void *arg);
 static void *all_gone_arg;
 
 typedef enum pending_kind {
-  P_CALL,   /* a forwarded call: done() reports */
-  P_INIT,   /* initialize */
-  P_LIST,   /* a page of one kind's list */
-  P_IGNORED /* an answer nobody waits for (subscribe, setLevel) */
+  P_CALL,    /* a forwarded call: done() reports */
+  P_INIT,    /* initialize */
+  P_LIST,    /* a page of one kind's list */
+  P_IGNORED, /* an answer nobody waits for (subscribe, setLevel) */
+  P_BARRIER  /* a ping: what was sent before it has been handled */
 } pending_kind;
 
 /* A request to the worker, awaiting its answer. */
@@ -58,7 +59,8 @@ typedef struct pending {
   struct worker *w;
   pending_kind kind;
   int list_kind;
-  int relist; /* P_LIST: a list the worker said changed */
+  int relist;                 /* P_LIST: a list the worker said changed */
+  void (*barrier)(void *arg); /* P_BARRIER, with `call` */
   void *call;
   worker_done_fn done;
 } pending;
@@ -376,6 +378,9 @@ static void reply_cb(rpc_entry *e, const rpc_reply *r) {
       relisted(q->w);
     break;
   case P_IGNORED:
+    break;
+  case P_BARRIER:
+    q->barrier(q->call);
     break;
   }
   free(q);
@@ -883,6 +888,17 @@ void worker_subscribe(plugin *p, const char *uri, int subscribed) {
   json_object_object_add(params, "uri", json_object_new_string(uri));
   request(w, P_IGNORED,
           subscribed ? "resources/subscribe" : "resources/unsubscribe", params);
+}
+
+int worker_barrier(plugin *p, void (*cb)(void *arg), void *arg) {
+  worker *w = p->worker;
+  pending *q;
+  if (w == NULL || !w->ready || w->stopping ||
+      (q = request(w, P_BARRIER, "ping", NULL)) == NULL)
+    return -1;
+  q->barrier = cb;
+  q->call = arg;
+  return 0;
 }
 
 void worker_roots_changed(plugin *p) {

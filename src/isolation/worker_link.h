@@ -99,6 +99,9 @@ void worker_answer(plugin *p, json_object *id, json_object *result,
                    json_object *error);
 /* The first subscriber to `uri` came, or the last one left. */
 void worker_subscribe(plugin *p, const char *uri, int subscribed);
+/* cb(arg) runs once the worker handled everything sent to it so far (or
+ * died); -1 when it is not running (cb never runs). */
+int worker_barrier(plugin *p, void (*cb)(void *arg), void *arg);
 /* A client's roots changed. */
 void worker_roots_changed(plugin *p);
 

@@ -94,6 +94,10 @@ static int add_subscriber(subscribe_ctx *ctx, const char *uri, reg_entry *e) {
   return 0;
 }
 
+static void subscribed_cb(void *arg) {
+  request_reply(arg, NULL);
+}
+
 void subscribe_resource(subscribe_ctx *ctx, request *r) {
   session *s = r->session;
   const char *uri = calls_uri_param(r);
@@ -120,7 +124,11 @@ void subscribe_resource(subscribe_ctx *ctx, request *r) {
     return;
   }
   json_object_object_add(s->subscriptions, uri, NULL);
-  request_reply(r, NULL);
+  /* A plugin in a worker has its subscription once the worker handled
+   * it: answering then means a change right after the answer is told,
+   * as in-process. */
+  if (call_subscribe_settled(e, subscribed_cb, r) != 0)
+    request_reply(r, NULL);
 }
 
 void subscribe_unsubscribe(subscribe_ctx *ctx, request *r) {
