@@ -118,6 +118,8 @@ void fuzz_server_init(fuzz_server *fs, const char *const *plugins,
   argv[argc++] = (char *)"--plugins";
   argv[argc++] = fs->dir;
   argv[argc++] = (char *)"--no-watch";
+  /* The harness drives mcpd's own code in one process: no worker. */
+  argv[argc++] = (char *)"--in-process";
   for (size_t i = 0; extra != NULL && extra[i] != NULL && argc < 31; i++)
     argv[argc++] = (char *)extra[i];
   argv[argc] = NULL;
