@@ -3,9 +3,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #ifdef HAVE_PRCTL
@@ -261,12 +263,22 @@ int server_init(server *srv, uv_loop_t *loop, settings *opts) {
   call_worker_env(&srv->exec, &srv->workers);
   srv->workers.report_arg = srv;
   {
-    /* Workers run this very program (mcpd or mcpd-http) with --worker. */
-    char self[4096];
+    /* Workers run this very program (mcpd or mcpd-http) with --worker:
+     * /proc says which, and without /proc (a chroot) the path it was
+     * started by, from the auxiliary vector, made absolute now, before
+     * anything changes the directory. */
+    char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n > 0) {
       self[n] = '\0';
       worker_set_program(self);
+    } else {
+      const char *run = (const char *)getauxval(AT_EXECFN);
+      if (run != NULL && realpath(run, self) != NULL)
+        worker_set_program(self);
+      else
+        log_warn("cannot tell where this program is: plugins cannot run "
+                 "in worker processes (use --in-process)");
     }
   }
 
