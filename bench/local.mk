@@ -9,7 +9,7 @@ EXTRA_PROGRAMS += bench/floor bench/http-floor bench/mcpd-load \
 CLEANFILES += bench/floor$(EXEEXT) bench/http-floor$(EXEEXT) \
 	bench/mcpd-load$(EXEEXT) bench/mcpd-reload$(EXEEXT)
 EXTRA_DIST += bench/run.sh bench/README.md bench/vs.sh bench/baseline.sh \
-	bench/callgrind.sh bench/common.sh
+	bench/callgrind.sh bench/common.sh bench/sessions.mjs
 
 bench_floor_SOURCES = bench/floor.c
 bench_floor_LDADD = $(JSONC_LIBS)

@@ -435,6 +435,23 @@ if [ -f "$good_so" ]; then
   fi
 fi
 
+# What an idle HTTP session costs: BENCH_SESSIONS (default 10000) opened
+# and left idle, mcpd's VmRSS growth per session (bench/sessions.mjs;
+# needs node).  Target: 4 KiB.
+if command -v node >/dev/null 2>&1; then
+  out=$(node "$srcdir/bench/sessions.mjs" "$mcpd" "$tmp/echo" \
+    "${BENCH_SESSIONS:-10000}" 2>&1)
+  kib=$(printf '%s\n' "$out" | sed -n 's/.*kib_per_session=\([0-9.]*\).*/\1/p')
+  if [ -n "$kib" ]; then
+    printf '%-34s %10s %10s %6s  %-9s %s\n' "KiB per idle http session" \
+      "$kib" "-" "-" "<=4" \
+      "$(awk -v k="$kib" 'BEGIN { print (k <= 4 ? "PASS" : "MISS") }')"
+  else
+    echo "run.sh: the sessions run failed: $out" >&2
+    broke=1
+  fi
+fi
+
 if [ "$broke" -ne 0 ]; then
   echo "run.sh: some runs reported errors; the figures above are suspect" >&2
   exit 1

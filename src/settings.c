@@ -266,6 +266,15 @@ static const setting table[] = {
      7 * 86400, MCPD_DEFAULT_SESSION_TIMEOUT_S, "number of seconds", NULL, "S",
      "for http: end sessions idle for S seconds\n"
      "(default 1800)"},
+    {"max-sessions", "maxSessions", SETTING_SIZE, 0, IN(http, max_sessions), 1,
+     10000000, 10000, "number", NULL, "N",
+     "for http: sessions open at once (default 10000);\n"
+     "more get 503 with Retry-After"},
+    {"max-sessions-per-identity", "maxSessionsPerIdentity", SETTING_SIZE, 0,
+     IN(http, max_sessions_each), 1, 10000000, 0, "number", NULL, "N",
+     "for http: sessions one authenticated identity\n"
+     "may hold (default a quarter of --max-sessions);\n"
+     "more get 429 with Retry-After"},
     {"sse-poll", NULL, SETTING_U64, 0, IN(http, sse_poll_ms), 0, DAY_MS, 0,
      "number of milliseconds", NULL, "MS",
      "for http: close a request's SSE stream after\n"

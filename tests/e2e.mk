@@ -29,6 +29,7 @@ E2E_FILES = \
 	tests/e2e/http.test.mjs \
 	tests/e2e/nginx.test.mjs \
 	tests/e2e/http-streams.test.mjs \
+	tests/e2e/http-limits.test.mjs \
 	tests/e2e/auth.test.mjs \
 	tests/e2e/faults.test.mjs \
 	tests/e2e/worker.test.mjs \

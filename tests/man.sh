@@ -18,7 +18,7 @@ done
 help=$("$builddir/src/mcpd" --help) || { echo "man: mcpd --help failed" >&2; exit 1; }
 
 # How mcpd starts its own workers; deliberately not in --help.
-internal=" worker worker-config-fd rlimit-as rlimit-cpu rlimit-nofile "
+internal=" worker "
 # A row of the table starts with {"flag", "key", SETTING_... on one line,
 # or {NULL, "key", for a key of the file only.
 rows=$(grep '^ *{[^,]*, [^,]*, SETTING_' "$settings_c")

@@ -242,7 +242,7 @@ static json_object *for_callback(json_object *v, int inline_cb, int *ok) {
   return copy;
 }
 
-static unsigned client_caps(json_object *caps) {
+unsigned call_client_caps(json_object *caps) {
   json_object *v;
   unsigned bits = 0;
 
@@ -359,10 +359,13 @@ static int client_facts(mcpd_call *c, const request *r, json_object *client) {
     /* This request's envelope alone; roots are asked for, not kept. */
     caps = r->client_capabilities;
   } else if (r->session != NULL) {
-    caps = r->session->client_capabilities;
-    text = r->session->roots;
+    c->client_caps = r->session->client_caps;
+    if (r->session->roots != NULL &&
+        (c->roots = strdup(r->session->roots)) == NULL)
+      return -1;
+    return 0;
   }
-  c->client_caps = client_caps(caps);
+  c->client_caps = call_client_caps(caps);
   if (text != NULL && (c->roots = strdup(text)) == NULL)
     return -1;
   return 0;

@@ -34,6 +34,8 @@
 #define CLIENT_ELICIT_FORM 0x4u
 #define CLIENT_ELICIT_URL 0x8u
 #define CLIENT_ROOTS 0x10u
+/* The CLIENT_* bits of a capabilities object (NULL: none). */
+unsigned call_client_caps(json_object *caps);
 
 /* The plugin never sees this struct: its `mcpd_call *` is a handle (see
  * handles.h) that the host table resolves, so a call used after it

@@ -68,9 +68,9 @@ static void append_member(strbuf *b, int *first, const char *key,
 static void forward(mcpd_call *c, request *r) {
   static const char *const methods[] = {"tools/call", "resources/read",
                                         "prompts/get", "completion/complete"};
-  json_object *caps = r->modern            ? r->client_capabilities
-                      : r->session != NULL ? r->session->client_capabilities
-                                           : NULL;
+  json_object *caps = r->modern ? r->client_capabilities : NULL;
+  const char *caps_json =
+      !r->modern && r->session != NULL ? r->session->client_caps_json : NULL;
   json_object *meta = NULL;
   strbuf params = {0};
   int first = 1, rc;
@@ -100,8 +100,13 @@ static void forward(mcpd_call *c, request *r) {
   /* No member and an empty one say the same: the client declared nothing
    * (and the worker parses one object less per call). */
   if (json_object_is_type(caps, json_type_object) &&
-      json_object_object_length(caps) > 0)
+      json_object_object_length(caps) > 0) {
     append_member(&params, &first, "capabilities", caps);
+  } else if (caps_json != NULL && strcmp(caps_json, "{}") != 0) {
+    strbuf_puts(&params, "\"capabilities\":");
+    strbuf_puts(&params, caps_json);
+    first = 0;
+  }
   /* The worker speaks the legacy revision to the host: the envelope
    * stays here (the host answers the client), its facts travel in
    * io.mcpd/client, and "modern" has the worker's call refuse requests

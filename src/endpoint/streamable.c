@@ -59,7 +59,6 @@
 /* A finished channel nobody came back for is dropped after this long. */
 #define DETACHED_TTL_MS (5 * 60 * 1000)
 #define TICK_MS 1000
-#define MAX_SESSIONS 10000
 /* The `retry` advice in priming events when --sse-poll does not set it. */
 #define RETRY_MS 1000
 
@@ -399,14 +398,71 @@ static void session_write(void *ctx, json_object *related, int answer, int code,
   }
 }
 
+/* Seconds until one of the sessions `who` holds (every identity's, when
+ * NULL) may expire, if nobody uses it: what Retry-After says when the
+ * limit is reached.  Sessions in use count as the whole timeout. */
+static unsigned retry_after(const streamable *h, const char *who) {
+  uint64_t now = uv_now(h->loop), idle = h->opts->session_timeout_s * 1000;
+  uint64_t best = idle;
+
+  for (const hsession *hs = h->sessions; hs; hs = hs->next) {
+    uint64_t end = hs->last_used + idle;
+    if (who != NULL && (hs->who == NULL || strcmp(hs->who, who) != 0))
+      continue;
+    if (hs->legacy || hs->standalone.x != NULL ||
+        hs->session->requests_in_flight > 0)
+      continue;
+    uint64_t left = end > now ? end - now : 0;
+    if (left < best)
+      best = left;
+  }
+  /* Expired sessions are swept on the next tick. */
+  return (unsigned)(best / 1000) + 2;
+}
+
+/* Whether another session may open now; if not, refuses `x` with 503
+ * (the server's limit) or 429 (the identity's share) and Retry-After,
+ * under `id`.  One identity may hold a share of the limit only, so that
+ * it can never lock the others out. */
+static int session_room(streamable *h, http_exchange *x, json_object *id) {
+  const http_settings *o = h->opts;
+  size_t each = o->max_sessions_each  ? o->max_sessions_each
+                : o->max_sessions / 4 ? o->max_sessions / 4
+                                      : 1;
+  char text[160], retry[24];
+  unsigned status = 0;
+
+  if (h->n_sessions >= o->max_sessions) {
+    status = 503;
+    snprintf(text, sizeof(text),
+             "Server busy: %zu sessions are open (the limit)", h->n_sessions);
+  } else if (h->auth != NULL) {
+    size_t mine = 0;
+    for (const hsession *hs = h->sessions; hs; hs = hs->next)
+      mine += hs->who != NULL && strcmp(hs->who, h->who) == 0;
+    if (mine >= each) {
+      status = 429;
+      snprintf(text, sizeof(text),
+               "Too many sessions: this identity holds %zu (its limit); end "
+               "some (DELETE) or retry later",
+               mine);
+    }
+  }
+  if (status == 0)
+    return 1;
+  snprintf(retry, sizeof(retry), "%u",
+           retry_after(h, status == 429 ? h->who : NULL));
+  http_exchange_add_header(x, "Retry-After", retry);
+  streamable_respond_error(x, status, id, JSONRPC_SERVER_BUSY, text);
+  return 0;
+}
+
 static hsession *hsession_new(streamable *h, int legacy) {
   unsigned char raw[16];
   const char *prefix = h->opts->session_prefix ? h->opts->session_prefix : "";
   hsession *hs;
   size_t pl = strlen(prefix);
 
-  if (h->n_sessions >= MAX_SESSIONS)
-    return NULL;
   if (uv_random(NULL, NULL, raw, sizeof(raw), 0, NULL) != 0)
     return NULL;
   if ((hs = calloc(1, sizeof(*hs))) == NULL)
@@ -596,6 +652,8 @@ static void post_mcp(streamable *h, http_exchange *x, const char *body,
                     "Bad Request: Mcp-Session-Id header is required");
       goto out;
     }
+    if (!session_room(h, x, bi.id))
+      goto out;
     if ((hs = hsession_new(h, 0)) == NULL) {
       respond_error(x, 503, JSONRPC_INTERNAL_ERROR,
                     "cannot open a session now");
@@ -707,6 +765,8 @@ static void get_sse(streamable *h, http_exchange *x) {
   char endpoint[160];
   int n;
 
+  if (!session_room(h, x, NULL))
+    return;
   if ((hs = hsession_new(h, 1)) == NULL) {
     respond_error(x, 503, JSONRPC_INTERNAL_ERROR, "cannot open a session now");
     return;

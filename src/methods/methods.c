@@ -12,6 +12,7 @@
 
 #include <json-c/linkhash.h>
 
+#include "call_core.h"
 #include "calls.h"
 #include "era.h"
 #include "jsonrpc.h"
@@ -68,11 +69,12 @@ static void on_initialize(methods_ctx *ctx, request *r) {
   requested = jsonrpc_name(v);
   s->version = era_negotiate(requested);
   if (json_object_object_get_ex(r->params, "capabilities", &v) &&
-      json_object_is_type(v, json_type_object))
-    s->client_capabilities = json_object_get(v);
-  if (json_object_object_get_ex(r->params, "clientInfo", &v) &&
-      json_object_is_type(v, json_type_object))
-    s->client_info = json_object_get(v);
+      json_object_is_type(v, json_type_object)) {
+    size_t len;
+    free(s->client_caps_json);
+    s->client_caps = call_client_caps(v);
+    s->client_caps_json = strdup(jsonrpc_to_string(v, &len));
+  }
   s->initialized = 1;
   log_debug("initialized: client asked for %s, speaking %s",
             requested != NULL ? requested : "a version with a NUL character",
@@ -445,11 +447,9 @@ static void roots_reply(void *arg, json_object *result, json_object *error) {
 
 /* Asks the client for its roots, when it offers them. */
 static void fetch_roots(methods_ctx *ctx, session *s) {
-  json_object *roots;
   roots_fetch *f;
 
-  if (!json_object_object_get_ex(s->client_capabilities, "roots", &roots) ||
-      !json_object_is_type(roots, json_type_object))
+  if (!(s->client_caps & CLIENT_ROOTS))
     return;
   if ((f = malloc(sizeof(*f))) == NULL)
     return;

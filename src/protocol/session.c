@@ -237,20 +237,15 @@ session *session_new(const session_io *io, const session_handler *handler) {
   session *s = calloc(1, sizeof(*s));
   if (s == NULL)
     return NULL;
-  s->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
-  if (s->tok == NULL) {
-    free(s);
-    return NULL;
-  }
-  json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
+  /* What only some sessions use comes when first used: the tokener
+   * (about 20 KiB at this depth) parses lines, which HTTP sessions never
+   * get, and the empty params only requests without any. */
   s->outgoing = malloc(sizeof(*s->outgoing));
   if (s->outgoing == NULL || rpc_peer_init(s->outgoing, NULL, "mcpd-") != 0) {
     free(s->outgoing);
-    json_tokener_free(s->tok);
     free(s);
     return NULL;
   }
-  s->empty_params = json_object_new_object();
   s->io = *io;
   s->handler = *handler;
   s->log_level = -1;
@@ -277,11 +272,11 @@ void session_free(session *s) {
   rpc_peer_close(s->outgoing);
   free(s->outgoing);
   free(s->roots);
-  json_object_put(s->client_info);
-  json_object_put(s->client_capabilities);
+  free(s->client_caps_json);
   json_object_put(s->empty_params);
   json_object_put(s->subscriptions);
-  json_tokener_free(s->tok);
+  if (s->tok != NULL)
+    json_tokener_free(s->tok);
   id_table_free(&s->by_id);
   free(s);
 }
@@ -542,6 +537,8 @@ static void handle_message(session *s, json_object *obj, batch *b) {
     request_fail(r, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
     return;
   }
+  if (m.params == NULL && s->empty_params == NULL)
+    s->empty_params = json_object_new_object();
   r->params = json_object_get(m.params ? m.params : s->empty_params);
   r->log_level = -1;
   if (s->modern_allowed && route_era(s, r) != 0)
@@ -622,12 +619,24 @@ static void refuse_unservable(session *s, const char *line, size_t len,
   json_object_put(obj);
 }
 
+/* The session's tokener, made on first use; NULL when out of memory. */
+static json_tokener *session_tok(session *s) {
+  if (s->tok == NULL && (s->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)))
+    json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT);
+  return s->tok;
+}
+
 void session_handle_line(session *s, const char *line, size_t len) {
   json_object *obj;
   const char *why;
   char text[200];
   int rc;
 
+  if (session_tok(s) == NULL) {
+    send_msg(
+        s, jsonrpc_error(NULL, JSONRPC_INTERNAL_ERROR, "out of memory", NULL));
+    return;
+  }
   if ((rc = jsonrpc_parse(s->tok, line, len, &obj, &why)) != 0) {
     if (rc == JSONRPC_INVALID_REQUEST) {
       refuse_unservable(s, line, len, why);

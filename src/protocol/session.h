@@ -116,8 +116,11 @@ typedef struct session {
   era_conn era; /* what the connection speaks, pinned by era_route_request */
   const char *version; /* negotiated revision (static string) */
   int log_level;       /* client's logging/setLevel, -1 for none */
-  json_object *client_info;
-  json_object *client_capabilities;
+  /* The capabilities the client declared at initialize: as call_core's
+   * CLIENT_* bits, and as JSON text for a plugin's worker (NULL: none).
+   * Not a tree: json-c's objects cost some 3 KiB per idle session. */
+  unsigned client_caps;
+  char *client_caps_json;
   request *in_flight;
   size_t requests_in_flight;
   size_t max_in_flight; /* more get an error; 0 for no limit */

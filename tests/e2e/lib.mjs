@@ -619,7 +619,6 @@ export const INIT = {
   params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
 
-/** Opens a session by hand at protocol `version`; resolves its id. */
 /**
  * The JSON-RPC answer a POST carried, whether mcpd sent it as
  * application/json or on an SSE stream (as it does when the answer comes
@@ -642,6 +641,7 @@ export async function answerOf(res) {
   throw new Error(`no answer on the SSE stream: ${text}`);
 }
 
+/** Opens a session by hand at protocol `version`; resolves its id. */
 export async function rawSession(url, version = LATEST) {
   const res = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion: version } });
   if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status}: ${await res.text()}`);
