@@ -557,8 +557,18 @@ static int parse_body(streamable *h, http_exchange *x, const char *body,
       JSONRPC_INVALID_REQUEST) {
     /* Valid JSON that cannot be served: refused under its own id. */
     json_object *obj = jsonrpc_parse_unservable(h->tok, body, len), *id = NULL;
-    int code = obj != NULL ? jsonrpc_unservable_code(obj, &id)
-                           : JSONRPC_INVALID_REQUEST;
+    int code;
+    if (json_object_is_type(obj, json_type_array)) {
+      /* A batch: the session refuses its unservable members alone and
+       * serves the rest. */
+      bi->obj = obj;
+      for (size_t i = 0; i < json_object_array_length(obj); i++)
+        scan_message(json_object_array_get_idx(obj, i), bi);
+      bi->initialize = 0;
+      return 0;
+    }
+    code = obj != NULL ? jsonrpc_unservable_code(obj, &id)
+                       : JSONRPC_INVALID_REQUEST;
     snprintf(text, sizeof(text), "%s: %s",
              code == JSONRPC_INVALID_PARAMS ? "Invalid params"
                                             : "Invalid Request",

@@ -586,6 +586,8 @@ static void handle_batch(session *s, json_object *array) {
   for (size_t i = 0; i < n; i++) {
     json_object *item = json_object_array_get_idx(array, i);
     jsonrpc_msg m;
+    json_object *id;
+    int code;
     jsonrpc_classify(item, &m);
     if (m.kind == JSONRPC_KIND_REQUEST && strcmp(m.method, "initialize") == 0)
       send_direct(s, b,
@@ -593,7 +595,19 @@ static void handle_batch(session *s, json_object *array) {
                                 "Invalid Request: initialize cannot be "
                                 "part of a batch",
                                 NULL));
-    else
+    else if (!jsonrpc_all_finite(item)) {
+      /* A number beyond a double's range: this member alone is refused,
+       * under its own id (a notification or a response gets nothing). */
+      if ((code = jsonrpc_unservable_code(item, &id)) != 0)
+        send_direct(s, b,
+                    jsonrpc_error(id, code,
+                                  code == JSONRPC_INVALID_PARAMS
+                                      ? "Invalid params: a number is beyond "
+                                        "the range of a double"
+                                      : "Invalid Request: a number is "
+                                        "beyond the range of a double",
+                                  NULL));
+    } else
       handle_message(s, item, b);
   }
   batch_settle(b);
@@ -605,9 +619,17 @@ static void handle_batch(session *s, json_object *array) {
 static void refuse_unservable(session *s, const char *line, size_t len,
                               const char *why) {
   json_object *obj = jsonrpc_parse_unservable(s->tok, line, len), *id;
-  int code = obj != NULL ? jsonrpc_unservable_code(obj, &id)
-                         : (id = NULL, JSONRPC_INVALID_REQUEST);
+  int code;
   char text[200];
+
+  if (json_object_is_type(obj, json_type_array)) {
+    /* A batch: its other members are served (handle_batch). */
+    handle_batch(s, obj);
+    json_object_put(obj);
+    return;
+  }
+  code = obj != NULL ? jsonrpc_unservable_code(obj, &id)
+                     : (id = NULL, JSONRPC_INVALID_REQUEST);
 
   if (code != 0) {
     snprintf(text, sizeof(text), "%s: %s",

@@ -491,7 +491,7 @@ int jsonrpc_unservable_code(json_object *msg, json_object **id) {
   jsonrpc_msg m;
 
   *id = NULL;
-  /* A batch is refused as a whole: its answer would be an array. */
+  /* A batch as a whole: its members are looked at one by one. */
   if (json_object_is_type(msg, json_type_array))
     return JSONRPC_INVALID_REQUEST;
   jsonrpc_classify(msg, &m);

@@ -473,6 +473,20 @@ describe('batches', () => {
     await assertAlive(mcpd);
   });
 
+  test('2025-03-26: a member with a number beyond a double is refused alone, under its own id', async (t) => {
+    const mcpd = await session(t, { version: '2025-03-26' });
+    await mcpd.write(
+      '[{"jsonrpc":"2.0","id":"u1","method":"ping","params":{"x":1e400}},' +
+        '{"jsonrpc":"2.0","id":"u2","method":"ping"},' +
+        '{"jsonrpc":"2.0","method":"notifications/x","params":{"y":-1e999}}]\n',
+    );
+    const arr = await mcpd.take(Array.isArray, { what: 'a batch response array' });
+    assert.equal(arr.length, 2, JSON.stringify(arr));
+    assert.equal(arr.find((m) => m.id === 'u1')?.error?.code, -32602, JSON.stringify(arr));
+    assert.deepEqual(arr.find((m) => m.id === 'u2'), { jsonrpc: '2.0', id: 'u2', result: {} });
+    await assertAlive(mcpd);
+  });
+
   test('2025-03-26: an empty array -> one -32600', async (t) => {
     const { mcpd } = await expectErrorFor(t, '[]\n', -32600, null, { version: '2025-03-26' });
     assert.ok(!mcpd.messages.some(Array.isArray));
