@@ -372,7 +372,9 @@ void worker_process_kill(worker_process *wp, const char *why) {
 static void kill_cb(uv_timer_t *t) {
   worker_process *wp = t->data;
   if (wp->alive && wp->proc != NULL) {
-    log_warn("plugin \"%s\": its worker did not exit; killing it", wp->p->name);
+    /* At mcpd's exit this is the plan (SIGTERM, then SIGKILL), not news. */
+    log_msg(wp->ending ? LOG_LEVEL_INFO : LOG_LEVEL_WARN,
+            "plugin \"%s\": its worker did not exit; killing it", wp->p->name);
     uv_process_kill(wp->proc, SIGKILL);
   }
 }
@@ -408,6 +410,7 @@ void worker_process_kill_now(worker_process *wp) {
 
 void worker_process_end(worker_process *wp) {
   wp->stopping = 1;
+  wp->ending = 1;
   if (wp->gone)
     return;
   if (!wp->alive) {

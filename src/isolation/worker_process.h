@@ -57,6 +57,7 @@ typedef struct worker_process {
   int parked;
   int gone;              /* ev.gone ran */
   int exiting;           /* inside ev.exited: not gone before it returns */
+  int ending;            /* worker_process_end(): mcpd exits */
   unsigned crashes;      /* in the current window */
   uint64_t window_start; /* of that window */
   uv_timer_t *restart;   /* backoff, the start timeout, or the kill at stop */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MCPD, makePluginDir, makeTempDir, resultText, runMcpd, session, track } from './lib.mjs';
+import { MCPD, SANITIZED, makePluginDir, makeTempDir, resultText, runMcpd, session, track } from './lib.mjs';
 
 const INIT =
   '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",' +
@@ -70,8 +70,12 @@ describe('launched with standard descriptors closed', () => {
 describe('end of the stream', () => {
   test('20001 pipelined requests then EOF: every reply, whole', async () => {
     const dir = await makePluginDir(['echo']);
+    // Under a sanitizer the worker answers some ten times slower: the
+    // calls still queued when mcpd's shutdown grace ends would be refused,
+    // which is not what this test is about.
+    const n = SANITIZED ? 2000 : 20000;
     let input = INIT;
-    for (let i = 1; i <= 20000; i++)
+    for (let i = 1; i <= n; i++)
       input += `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo","arguments":{"text":"${'x'.repeat(100)}"}}}\n`;
     // All of them may be in flight at once (echo runs in a worker, so
     // calls are answered as they come back): the limit is not what this
@@ -81,7 +85,7 @@ describe('end of the stream', () => {
     assert.equal(res.code, 0, res.stderr);
     const lines = res.stdout.split('\n');
     assert.equal(lines.pop(), '', 'output ends with a newline');
-    assert.equal(lines.length, 20001);
+    assert.equal(lines.length, n + 1);
     const seen = new Set();
     for (const line of lines.slice(1)) {
       const msg = JSON.parse(line);
@@ -89,7 +93,7 @@ describe('end of the stream', () => {
       seen.add(msg.id);
       assert.equal(msg.result?.content[0].text.length, 100, line);
     }
-    assert.equal(seen.size, 20000);
+    assert.equal(seen.size, n);
   });
 
   test('fini() runs at shutdown', async () => {
