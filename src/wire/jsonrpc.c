@@ -420,10 +420,187 @@ const char *jsonrpc_member(const char *s, const char *end, const char *key) {
 
 /* jsonrpc_parse() and jsonrpc_parse_unservable() in one: with `keep`,
  * a tree whose numbers overflowed a double is handed back too. */
+/* --- messages nested deeper than the tokener reads --------------------
+ *
+ * json-c stops at JSONRPC_MAX_DEPTH levels.  A message nested deeper is
+ * still JSON: it cannot be served, but its id can be read, and it is
+ * answered under that id.  This checks the whole text as JSON at any depth
+ * (an explicit stack, no recursion) and notes where the top-level
+ * "jsonrpc", "id" and "method" values are. */
+
+typedef struct text_span {
+  const char *s;
+  size_t n;
+} text_span;
+
+static const char *skip_ws(const char *s, const char *end) {
+  while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+    s++;
+  return s;
+}
+
+static const char *deep_string(const char *s, const char *end) {
+  for (s++; s < end; s++) {
+    unsigned char c = (unsigned char)*s;
+    unsigned v;
+    if (c == '"')
+      return s + 1;
+    if (c < 0x20)
+      return NULL;
+    if (c != '\\')
+      continue;
+    if (++s >= end)
+      return NULL;
+    if (*s == 'u') {
+      if (end - s < 5 || hex4(s + 1, &v) != 0)
+        return NULL;
+      s += 4;
+    } else if (short_escape((unsigned char)*s) < 0) {
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static const char *deep_digits(const char *s, const char *end) {
+  const char *d = s;
+  while (s < end && *s >= '0' && *s <= '9')
+    s++;
+  return s == d ? NULL : s;
+}
+
+static const char *deep_number(const char *s, const char *end) {
+  if (s < end && *s == '-')
+    s++;
+  if (s < end && *s == '0')
+    s++;
+  else if ((s = deep_digits(s, end)) == NULL)
+    return NULL;
+  if (s < end && *s == '.' && (s = deep_digits(s + 1, end)) == NULL)
+    return NULL;
+  if (s < end && (*s == 'e' || *s == 'E')) {
+    if (++s < end && (*s == '+' || *s == '-'))
+      s++;
+    s = deep_digits(s, end);
+  }
+  return s;
+}
+
+static const char *deep_scalar(const char *s, const char *end) {
+  switch (*s) {
+  case '"':
+    return deep_string(s, end);
+  case 't':
+    return skip_literal(s, end, "true", 4);
+  case 'f':
+    return skip_literal(s, end, "false", 5);
+  case 'n':
+    return skip_literal(s, end, "null", 4);
+  default:
+    return deep_number(s, end);
+  }
+}
+
+/* Whether [s, end) is one JSON value, however deep; top[] gets the spans
+ * of the top-level object's "jsonrpc", "id" and "method" values. */
+static int deep_check(const char *s, const char *end, text_span top[3]) {
+  static const char *const keys[3] = {"\"jsonrpc\"", "\"id\"", "\"method\""};
+  char *stack = NULL;
+  size_t depth = 0, cap = 0;
+  const char *key = NULL, *v;
+  size_t key_n = 0;
+  int ok = 0;
+
+  memset(top, 0, 3 * sizeof(*top));
+  s = skip_ws(s, end);
+  for (;;) {
+    if (s >= end)
+      goto out;
+    if (*s == '{' || *s == '[') {
+      if (depth == cap) {
+        char *grown = realloc(stack, cap = cap ? cap * 2 : 1024);
+        if (grown == NULL)
+          goto out;
+        stack = grown;
+      }
+      stack[depth++] = *s == '{' ? '}' : ']';
+      s = skip_ws(s + 1, end);
+      if (s < end && *s == stack[depth - 1]) {
+        depth--;
+        s++;
+      } else if (stack[depth - 1] == '}') {
+        goto member;
+      } else {
+        continue;
+      }
+    } else {
+      v = s;
+      if ((s = deep_scalar(s, end)) == NULL)
+        goto out;
+      if (depth == 1 && stack[0] == '}')
+        for (int i = 0; i < 3; i++)
+          if (key_n == strlen(keys[i]) && memcmp(key, keys[i], key_n) == 0)
+            top[i] = (text_span){v, (size_t)(s - v)};
+    }
+    /* After a value: the end, a comma or a closing bracket. */
+    for (;;) {
+      s = skip_ws(s, end);
+      if (depth == 0) {
+        ok = s == end;
+        goto out;
+      }
+      if (s < end && *s == stack[depth - 1]) {
+        depth--;
+        s++;
+        continue;
+      }
+      break;
+    }
+    if (s >= end || *s != ',')
+      goto out;
+    s = skip_ws(s + 1, end);
+    if (stack[depth - 1] == ']')
+      continue;
+  member:
+    key = s;
+    if (s >= end || *s != '"' || (s = deep_string(s, end)) == NULL)
+      goto out;
+    key_n = (size_t)(s - key);
+    s = skip_ws(s, end);
+    if (s >= end || *s != ':')
+      goto out;
+    s = skip_ws(s + 1, end);
+  }
+out:
+  free(stack);
+  return ok;
+}
+
+/* A stand-in for a message too deep to build: its top-level "jsonrpc",
+ * "id" and "method", enough to refuse it under its id. */
+static json_object *deep_stub(const text_span top[3]) {
+  static const char *const names[3] = {"jsonrpc", "id", "method"};
+  json_object *stub = json_object_new_object();
+
+  for (int i = 0; stub != NULL && i < 3; i++) {
+    char *text;
+    json_object *v;
+    if (top[i].s == NULL || (text = strndup(top[i].s, top[i].n)) == NULL)
+      continue;
+    v = json_tokener_parse(text);
+    free(text);
+    if (v != NULL || strncmp(top[i].s, "null", 4) == 0)
+      json_object_object_add(stub, names[i], v);
+  }
+  return stub;
+}
+
 static int parse_text(json_tokener *tok, const char *line, size_t len,
                       json_object **out, const char **why, int keep) {
   int rewrite, nonfinite, rc;
   char *copy = NULL;
+  const char *orig;
+  size_t orig_len;
 
   *out = NULL;
   if (memchr(line, '\0', len) != NULL) {
@@ -446,6 +623,8 @@ static int parse_text(json_tokener *tok, const char *line, size_t len,
     return 0;
   if (scan_text(line, len, &rewrite, &nonfinite, why) != 0)
     return JSONRPC_PARSE_ERROR;
+  orig = line;
+  orig_len = len;
   if (rewrite) {
     if ((copy = rewrite_text(line, len, &len)) == NULL) {
       *why = "out of memory";
@@ -455,6 +634,17 @@ static int parse_text(json_tokener *tok, const char *line, size_t len,
   }
   rc = parse_value(tok, line, len, out, why);
   free(copy);
+  if (rc == JSONRPC_PARSE_ERROR &&
+      *why == json_tokener_error_desc(json_tokener_error_depth)) {
+    text_span top[3];
+    if (deep_check(orig, orig + orig_len, top)) {
+      *why = "nesting deeper than " JSONRPC_MAX_DEPTH_TEXT " levels";
+      if (keep)
+        *out = deep_stub(top);
+      return JSONRPC_INVALID_REQUEST;
+    }
+    return rc;
+  }
   if (rc == 0 && nonfinite && !jsonrpc_all_finite(*out)) {
     /* A number too large for a double is valid JSON that cannot be
      * served; NaN and Infinity are no JSON. */

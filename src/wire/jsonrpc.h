@@ -37,6 +37,7 @@ const char *jsonrpc_strerror(int code);
 
 /* The deepest nesting accepted; deeper input is a parse error. */
 #define JSONRPC_MAX_DEPTH 512
+#define JSONRPC_MAX_DEPTH_TEXT "512"
 
 typedef enum jsonrpc_kind {
   JSONRPC_KIND_REQUEST,

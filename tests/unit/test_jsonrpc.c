@@ -802,12 +802,50 @@ START_TEST(test_member) {
 }
 END_TEST
 
+/* Deeper than the tokener builds but valid JSON: refused under the id
+ * that can be read, wherever it stands; broken deep JSON stays a parse
+ * error. */
+START_TEST(test_deeper_than_built) {
+  json_tokener *tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+  char *line = malloc(8192);
+  json_object *obj = NULL, *id = NULL;
+  const char *why;
+  size_t n;
+
+  ck_assert_ptr_nonnull(line);
+  n = (size_t)sprintf(line, "{\"params\":{\"x\":");
+  for (int i = 0; i < 600; i++)
+    line[n++] = '[';
+  for (int i = 0; i < 600; i++)
+    line[n++] = ']';
+  n += (size_t)sprintf(
+      line + n, "},\"id\":\"d-1\",\"method\":\"ping\",\"jsonrpc\":\"2.0\"}");
+  ck_assert_int_eq(jsonrpc_parse(tok, line, n, &obj, &why),
+                   JSONRPC_INVALID_REQUEST);
+  ck_assert_ptr_null(obj);
+  ck_assert_str_eq(why, "nesting deeper than 512 levels");
+  obj = jsonrpc_parse_unservable(tok, line, n);
+  ck_assert_ptr_nonnull(obj);
+  ck_assert_int_eq(jsonrpc_unservable_code(obj, &id), JSONRPC_INVALID_REQUEST);
+  ck_assert_str_eq(json_object_get_string(id), "d-1");
+  json_object_put(obj);
+
+  /* A comma where a value belongs, deep inside: not JSON. */
+  memcpy(line + 15 + 300, ",", 1);
+  ck_assert_int_eq(jsonrpc_parse(tok, line, n, &obj, &why),
+                   JSONRPC_PARSE_ERROR);
+  free(line);
+  json_tokener_free(tok);
+}
+END_TEST
+
 Suite *jsonrpc_suite(void) {
   Suite *s = suite_create("jsonrpc");
   TCase *tc;
 
   tc = tcase_create("parse");
   tcase_add_test(tc, test_parse_errors);
+  tcase_add_test(tc, test_deeper_than_built);
   tcase_add_test(tc, test_parse_nul_byte);
   tcase_add_test(tc, test_parse_utf8_accepted);
   tcase_add_test(tc, test_parse_json_edges);
