@@ -39,6 +39,15 @@ static const char *const announce_methods[REG_KINDS] = {
     "notifications/resources/list_changed",
     "notifications/prompts/list_changed"};
 
+/* REGISTRY_CHANGED bits, templates folded into resources: the two share
+ * one notification, sent once. */
+static unsigned one_per_notification(unsigned changed) {
+  if (changed & REGISTRY_CHANGED(REG_TEMPLATE))
+    changed = (changed & ~REGISTRY_CHANGED(REG_TEMPLATE)) |
+              REGISTRY_CHANGED(REG_RESOURCE);
+  return changed;
+}
+
 static void announce_cb(uv_timer_t *timer) {
   server *srv = timer->data;
   unsigned changed = srv->registry.changed, told = srv->told_host;
@@ -55,10 +64,7 @@ static void announce_cb(uv_timer_t *timer) {
   if (changed &
       (REGISTRY_CHANGED(REG_RESOURCE) | REGISTRY_CHANGED(REG_TEMPLATE)))
     methods_registry_changed(&srv->methods);
-  /* Templates and resources share one notification; send it once. */
-  if (changed & REGISTRY_CHANGED(REG_TEMPLATE))
-    changed = (changed & ~REGISTRY_CHANGED(REG_TEMPLATE)) |
-              REGISTRY_CHANGED(REG_RESOURCE);
+  changed = one_per_notification(changed);
   for (int k = 0; k < REG_KINDS; k++) {
     if (!(changed & REGISTRY_CHANGED(k)) || (told & REGISTRY_CHANGED(k)))
       continue;
@@ -75,14 +81,13 @@ static void announce_cb(uv_timer_t *timer) {
  * (subscriptions) waits for the timer as usual. */
 static void tell_host_now(server *srv) {
   unsigned fresh = srv->registry.changed & ~srv->told_host;
+  unsigned kinds = one_per_notification(fresh);
   if (srv->stdio_session == NULL)
     return;
-  if (fresh & REGISTRY_CHANGED(REG_TEMPLATE))
-    fresh |= REGISTRY_CHANGED(REG_RESOURCE);
   for (int k = 0; k < REG_KINDS; k++)
-    if (k != REG_TEMPLATE && (fresh & REGISTRY_CHANGED(k)))
+    if (kinds & REGISTRY_CHANGED(k))
       session_notify(srv->stdio_session, announce_methods[k], NULL);
-  srv->told_host |= fresh;
+  srv->told_host |= fresh | kinds;
 }
 
 /* loader_env.changed_cb */

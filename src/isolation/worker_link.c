@@ -159,12 +159,13 @@ static void remove_kind(worker *w, int kind) {
   }
 }
 
-/* Replaces the plugin's entries of `kind` by the listed ones. */
-static void register_kind(worker *w, int kind) {
+/* Adds the listed items of `kind` to `into` (the registry, or the
+ * plugin's staging one before it is ready), skipping with a log line
+ * what is malformed or whose name `into` holds already. */
+static void add_listed(worker *w, registry *into, int kind) {
   json_object *items = w->staged[kind];
   size_t n = items ? json_object_array_length(items) : 0;
 
-  remove_kind(w, kind);
   for (size_t i = 0; i < n; i++) {
     char err[300];
     reg_entry *e = reg_entry_remote(kind, json_object_array_get_idx(items, i),
@@ -173,39 +174,29 @@ static void register_kind(worker *w, int kind) {
       log_error("plugin \"%s\" (isolated): %s; skipped", w->p->name, err);
       continue;
     }
-    if (registry_add(w->env->registry, e) != 0)
-      log_error("plugin \"%s\" (isolated): %s \"%s\" is taken by another "
-                "plugin; skipped",
-                w->p->name, reg_kind_name(kind), e->name);
+    if (registry_add(into, e) != 0) {
+      log_error("plugin \"%s\" (isolated): %s \"%s\" is %s; skipped",
+                w->p->name, reg_kind_name(kind), e->name,
+                into == w->env->registry ? "taken by another plugin"
+                                         : "listed twice");
+      reg_entry_release(e);
+    }
   }
   json_object_put(w->staged[kind]);
   w->staged[kind] = NULL;
 }
 
+/* Replaces the plugin's entries of `kind` by the listed ones. */
+static void register_kind(worker *w, int kind) {
+  remove_kind(w, kind);
+  add_listed(w, w->env->registry, kind);
+}
+
 /* The listed items of every kind into the plugin's staging registry, for
  * loader_ready(). */
 static void stage_all(worker *w) {
-  for (int k = 0; k < REG_KINDS; k++) {
-    json_object *items = w->staged[k];
-    size_t n = items ? json_object_array_length(items) : 0;
-    for (size_t i = 0; i < n; i++) {
-      char err[300];
-      reg_entry *e = reg_entry_remote(k, json_object_array_get_idx(items, i),
-                                      w->p, err, sizeof(err));
-      if (e == NULL) {
-        log_error("plugin \"%s\" (isolated): %s; skipped", w->p->name, err);
-        continue;
-      }
-      if (registry_add(&w->p->staged, e) != 0) {
-        log_error("plugin \"%s\" (isolated): %s \"%s\" is listed twice; "
-                  "skipped",
-                  w->p->name, reg_kind_name(k), e->name);
-        reg_entry_release(e);
-      }
-    }
-    json_object_put(w->staged[k]);
-    w->staged[k] = NULL;
-  }
+  for (int k = 0; k < REG_KINDS; k++)
+    add_listed(w, &w->p->staged, k);
 }
 
 static void drop_staged(worker *w) {

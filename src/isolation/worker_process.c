@@ -73,13 +73,18 @@ static void pipe_closed_cb(uv_handle_t *h) {
 }
 
 /* Closes both pipes; pipes_gone() says when they are. */
-static void close_pipes(worker_process *wp) {
-  if (wp->wpipe != NULL && !uv_is_closing((uv_handle_t *)wp->wpipe))
+/* Closes its stdin: EOF for it, and nothing more is written. */
+static void close_wpipe(worker_process *wp) {
+  if (wp->wpipe != NULL && !uv_is_closing((uv_handle_t *)wp->wpipe)) {
     wp->ev.closing(wp->ev.arg);
+    uv_close((uv_handle_t *)wp->wpipe, pipe_closed_cb);
+  }
+}
+
+static void close_pipes(worker_process *wp) {
+  close_wpipe(wp);
   if (wp->pipe != NULL && !uv_is_closing((uv_handle_t *)wp->pipe))
     uv_close((uv_handle_t *)wp->pipe, pipe_closed_cb);
-  if (wp->wpipe != NULL && !uv_is_closing((uv_handle_t *)wp->wpipe))
-    uv_close((uv_handle_t *)wp->wpipe, pipe_closed_cb);
 }
 
 static int pipes_gone(const worker_process *wp) {
@@ -388,10 +393,7 @@ void worker_process_stop(worker_process *wp) {
   if (wp->alive) {
     /* EOF asks it to exit once its calls are answered, and what it says
      * until then is read; SIGKILL if it does not exit in time. */
-    if (wp->wpipe != NULL && !uv_is_closing((uv_handle_t *)wp->wpipe)) {
-      wp->ev.closing(wp->ev.arg);
-      uv_close((uv_handle_t *)wp->wpipe, pipe_closed_cb);
-    }
+    close_wpipe(wp);
     uv_timer_start(wp->restart, kill_cb, STOP_GRACE_MS, 0);
     return;
   }

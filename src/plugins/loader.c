@@ -28,6 +28,12 @@ static int plugin_before(const struct plugin *a, const struct plugin *b) {
   return strcmp(a->path, b->path) < 0;
 }
 
+/* Ends `p`'s worker, if it has one. */
+static void unisolate(loader *l, plugin *p) {
+  if (l->env.unisolate_cb != NULL)
+    l->env.unisolate_cb(l->env.arg, p);
+}
+
 int loader_init(loader *l, const loader_env *env) {
   memset(l, 0, sizeof(*l));
   l->env = *env;
@@ -280,8 +286,8 @@ static void commit(loader *l, plugin *p) {
                old->name, old->version, old->path, p->name, p->version);
     registry_remove_owner(reg, old);
     old->live = 0;
-    if (old->isolated && l->env.unisolate_cb != NULL)
-      l->env.unisolate_cb(l->env.arg, old);
+    if (old->isolated)
+      unisolate(l, old);
     for (plugin **pp = &l->plugins; *pp; pp = &(*pp)->next)
       if (*pp == old) {
         *pp = old->next;
@@ -397,13 +403,13 @@ static void refuse(loader *l, plugin *p, const char *err, failure_kind kind,
                    const struct stat *st, const struct stat *dir) {
   struct stat fst, dst;
   char buf[4096];
+  plugin *live = find_by_path(l, p->path);
 
   /* A worker's host says it, with the reason the worker gave. */
   log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR,
           "plugin \"%s\": %s; %s", p->path, err,
-          find_by_path(l, p->path) != NULL && find_by_path(l, p->path) != p
-              ? "keeping the version already loaded"
-              : "not loaded");
+          live != NULL && live != p ? "keeping the version already loaded"
+                                    : "not loaded");
   if (st == NULL) {
     if (stat(p->path, &fst) != 0)
       memset(&fst, 0, sizeof(fst));
@@ -416,6 +422,30 @@ static void refuse(loader *l, plugin *p, const char *err, failure_kind kind,
   record_failure(l, p->path, err, kind, st, dir);
   p->replacing = NULL;
   plugin_release(p);
+}
+
+/* `p`, starting, is refused: its worker ends, the refusal is kept. */
+static void refuse_starting(loader *l, plugin *p, const char *err,
+                            failure_kind kind) {
+  unisolate(l, p);
+  refuse(l, p, err, kind, NULL, NULL);
+}
+
+/* Whether `p` takes what `q` holds (a name, an entry): of two files the
+ * same scan found, the first in file order does; an older plugin keeps
+ * what it has. */
+static int takes_from(const plugin *p, const plugin *q) {
+  return q->scan == p->scan && plugin_before(p, q);
+}
+
+/* `q` lost what it held to another file: unloaded, and refused with
+ * `err` until the set of plugins changes. */
+static void evict(loader *l, plugin *q, const char *err) {
+  /* refuse() lets go of the reference taken here; the loader's goes with
+   * the unload. */
+  plugin_ref(q);
+  loader_unload(l, q);
+  refuse(l, q, err, FAILURE_CONFLICT, NULL, NULL);
 }
 
 /* The name an isolated plugin goes by until its worker says: its file's,
@@ -571,29 +601,20 @@ int loader_named(plugin *p, const char *name, const char *version,
   /* Two new files claiming one name: the first in file order has it,
    * whichever worker spoke first.  A name already in use stays so. */
   if ((q = name_holder(l, p, name)) != NULL) {
-    if (q->scan == p->scan && plugin_before(p, q)) {
-      snprintf(err, sizeof(err), "plugin name \"%s\" is already used by %s",
-               name, p->path);
-      /* refuse() lets go of the reference taken here; the loader's
-       * goes with the unload. */
-      plugin_ref(q);
-      loader_unload(l, q);
-      refuse(l, q, err, FAILURE_CONFLICT, NULL, NULL);
-    } else {
-      snprintf(err, sizeof(err), "plugin name \"%s\" is already used by %s",
-               name, q->path);
-      if (l->env.unisolate_cb != NULL)
-        l->env.unisolate_cb(l->env.arg, p);
-      refuse(l, p, err, FAILURE_CONFLICT, NULL, NULL);
+    int won = takes_from(p, q);
+    snprintf(err, sizeof(err), "plugin name \"%s\" is already used by %s", name,
+             won ? p->path : q->path);
+    if (!won) {
+      refuse_starting(l, p, err, FAILURE_CONFLICT);
       return -1;
     }
+    evict(l, q, err);
   }
   if (!plugin_settings_isolated(l->env.opts->plugins, name)) {
     /* Configured to run in mcpd: its worker only told its name. */
     char *path = strdup(p->path);
     unsigned dir_index = p->dir_index;
-    if (l->env.unisolate_cb != NULL)
-      l->env.unisolate_cb(l->env.arg, p);
+    unisolate(l, p);
     plugin_release(p);
     if (path != NULL)
       load(l, path, find_by_path(l, path), dir_index, PLACE_IN_PROCESS);
@@ -633,24 +654,15 @@ int loader_ready(plugin *p) {
   /* An entry another plugin offers: as with names, the first of two new
    * files in file order keeps it, and an older plugin keeps its own. */
   while ((q = entry_holder(p, &e)) != NULL) {
-    if (q->scan == p->scan && plugin_before(p, q)) {
-      snprintf(err, sizeof(err),
-               "%s \"%s\" is already offered by plugin "
-               "\"%s\" (%s)",
-               reg_kind_name(e->kind), e->name, p->name, p->path);
-      plugin_ref(q);
-      loader_unload(l, q);
-      refuse(l, q, err, FAILURE_CONFLICT, NULL, NULL);
-      continue;
-    }
+    const plugin *holder = takes_from(p, q) ? p : q;
     snprintf(err, sizeof(err),
              "%s \"%s\" is already offered by plugin \"%s\" (%s)",
-             reg_kind_name(e->kind), e->name, q->name, q->path);
-    p->replacing = NULL;
-    if (l->env.unisolate_cb != NULL)
-      l->env.unisolate_cb(l->env.arg, p);
-    refuse(l, p, err, FAILURE_CONFLICT, NULL, NULL);
-    return -1;
+             reg_kind_name(e->kind), e->name, holder->name, holder->path);
+    if (holder == q) {
+      refuse_starting(l, p, err, FAILURE_CONFLICT);
+      return -1;
+    }
+    evict(l, q, err);
   }
   forget_failure(l, p->path);
   commit_and_log(l, p, p->path);
@@ -660,18 +672,14 @@ int loader_ready(plugin *p) {
 void loader_start_failed(plugin *p, const char *reason) {
   loader *l = p->loader;
 
-  if (!unlink_from(&l->starting, p))
-    return;
-  if (l->env.unisolate_cb != NULL)
-    l->env.unisolate_cb(l->env.arg, p);
-  refuse(l, p, reason, FAILURE_FILE, NULL, NULL);
+  if (unlink_from(&l->starting, p))
+    refuse_starting(l, p, reason, FAILURE_FILE);
 }
 
 void loader_unload(loader *l, plugin *p) {
   if (unlink_from(&l->starting, p)) {
     /* Its worker had not listed anything yet. */
-    if (l->env.unisolate_cb != NULL)
-      l->env.unisolate_cb(l->env.arg, p);
+    unisolate(l, p);
     log_debug("plugin file %s: no longer loading it", p->path);
     plugin_release(p);
     return;
@@ -682,8 +690,8 @@ void loader_unload(loader *l, plugin *p) {
     p->live = 0;
     notify_changed(l);
   }
-  if (p->isolated && l->env.unisolate_cb != NULL)
-    l->env.unisolate_cb(l->env.arg, p);
+  if (p->isolated)
+    unisolate(l, p);
   l->generation++;
   log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
           "unloaded plugin \"%s\" (%s)", p->name, p->path);

@@ -30,20 +30,6 @@ int plugin_settings_isolated(const plugin_settings *ps, const char *plugin) {
   return !ps->in_process_all;
 }
 
-int plugin_settings_any_in_process(const plugin_settings *ps) {
-  if (ps->in_process_all || (ps->in_process_names != NULL &&
-                             json_object_object_length(ps->in_process_names)))
-    return 1;
-  if (ps->hosting != NULL) {
-    json_object_object_foreach(ps->hosting, name, h) {
-      (void)h;
-      if (config_isolate(ps, name) == 0)
-        return 1;
-    }
-  }
-  return 0;
-}
-
 int plugin_settings_all_in_process(const plugin_settings *ps) {
   if (!ps->in_process_all || (ps->isolate_names != NULL &&
                               json_object_object_length(ps->isolate_names)))

@@ -39,10 +39,9 @@ uint64_t plugin_settings_deadline(const plugin_settings *ps, const char *plugin,
  * (every plugin); by default it does. */
 int plugin_settings_isolated(const plugin_settings *ps, const char *plugin);
 
-/* Whether some plugin may run in mcpd's process, and whether every one
- * does whatever its name: the loader then needs no worker to learn a
- * plugin's name before it knows where the plugin runs. */
-int plugin_settings_any_in_process(const plugin_settings *ps);
+/* Whether every plugin runs in mcpd's process whatever its name: the
+ * loader then needs no worker to learn a plugin's name before it knows
+ * where the plugin runs. */
 int plugin_settings_all_in_process(const plugin_settings *ps);
 
 /* plugins.NAME.mcpd.limits.KEY ("addressSpaceMiB", "cpuSeconds",

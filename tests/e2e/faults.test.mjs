@@ -24,11 +24,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  assertCleanStdout,
   configFile,
   makePluginDir,
   McpdProcess,
   post,
-  protocolProblems,
   rawSession,
   resultText,
   responses,
@@ -233,14 +233,8 @@ async function stdioStillServes(mcpd) {
 
 /** Every response has an id no other response has, stdout is clean, and
  * no forged message got through. */
-function assertCleanStdout(mcpd) {
-  assert.deepEqual(protocolProblems(mcpd), []);
-  const seen = new Map();
-  for (const m of responses(mcpd)) {
-    const key = JSON.stringify(m.id);
-    assert.ok(!seen.has(key), `two responses to id ${key}: ${JSON.stringify(seen.get(key))} and ${JSON.stringify(m)}`);
-    seen.set(key, m);
-  }
+function assertCleanStdoutUnforged(mcpd) {
+  assertCleanStdout(mcpd);
   for (const line of mcpd.rawLines) {
     for (const f of FORGED) assert.ok(!line.includes(f), `a forged message reached stdout: ${line}`);
   }
@@ -283,10 +277,10 @@ describe('faults over stdio, default options: each plugin in a worker', { skip: 
         await stdioStillServes(mcpd);
         await stdioWorkerBack(mcpd);
         await stdioStillServes(mcpd);
-        assertCleanStdout(mcpd);
+        assertCleanStdoutUnforged(mcpd);
         assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1);
         await assertExitsOnEof(mcpd);
-        assertCleanStdout(mcpd);
+        assertCleanStdoutUnforged(mcpd);
       });
     }
   }
@@ -303,10 +297,10 @@ describe('faults over stdio, default options: each plugin in a worker', { skip: 
         assert.equal(resultText(await mcpd.callTool('ok', {}, { id: id('ok') })), 'ok');
         await waitText(mcpd.child.stderr, () => mcpd.stderr, expect.stderr(tool));
         assert.equal(listChangedCount(mcpd), 0, 'the fault plugin’s tools left: its worker was lost');
-        assertCleanStdout(mcpd);
+        assertCleanStdoutUnforged(mcpd);
         assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1);
         await assertExitsOnEof(mcpd);
-        assertCleanStdout(mcpd);
+        assertCleanStdoutUnforged(mcpd);
       });
     }
   }
@@ -328,10 +322,10 @@ describe('faults over stdio, default options: each plugin in a worker', { skip: 
       await waitText(mcpd.child.stderr, () => mcpd.stderr, [KILLED_FOR_HANG], 10000);
       await stdioWorkerBack(mcpd);
       await stdioStillServes(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
       assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1);
       await assertExitsOnEof(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
     });
   }
 
@@ -345,7 +339,7 @@ describe('faults over stdio, default options: each plugin in a worker', { skip: 
       await mcpd.write({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: { name: tool } });
       await stdioStillServes(mcpd);
       await assertExitsOnEof(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
       assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1, 'the hung call was never answered');
       assert.ok(namesPluginAndTool(mcpd.stderr, tool), `no stderr line names fault and ${tool}:\n${mcpd.stderr}`);
     });
@@ -377,7 +371,7 @@ function eightHungPoolCalls(args) {
     const own = await mcpd.request('tools/call', { name: 'slow_ok', arguments: { ms: 10 } }, { id: id('slow_ok'), timeout: 5000 });
     if ('error' in own) assert.equal(own.error.code, -32001);
     else assert.equal(resultText(own.result), 'slept after 10 ms');
-    assertCleanStdout(mcpd);
+    assertCleanStdoutUnforged(mcpd);
     await assertExitsOnEof(mcpd);
   };
 }
@@ -396,7 +390,7 @@ function hangInlineSigterm(args) {
     assert.equal(code, 0, mcpd.stderr);
     assert.ok(Date.now() - t0 <= EXIT_MS);
     assert.ok(namesPluginAndTool(mcpd.stderr, 'hang_inline'), `no stderr line names fault and hang_inline:\n${mcpd.stderr}`);
-    assertCleanStdout(mcpd);
+    assertCleanStdoutUnforged(mcpd);
   };
 }
 
@@ -411,10 +405,10 @@ describe('faults over stdio, in-process', () => {
         expect.check(msg, tool);
         await stdioStillServes(mcpd);
         await waitText(mcpd.child.stderr, () => mcpd.stderr, expect.stderr(tool));
-        assertCleanStdout(mcpd);
+        assertCleanStdoutUnforged(mcpd);
         assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1);
         await assertExitsOnEof(mcpd);
-        assertCleanStdout(mcpd);
+        assertCleanStdoutUnforged(mcpd);
       });
     }
   }
@@ -431,9 +425,9 @@ describe('faults over stdio, in-process', () => {
       assert.ok(took >= DEADLINE_MS - 50 && took < 3000, `answered after ${took} ms`);
       assert.equal(resultText(await mcpd.callTool('ok', {}, { id: id('ok') })), 'ok');
       await stdioStillServes(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
       await assertExitsOnEof(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
     });
   }
 
@@ -446,7 +440,7 @@ describe('faults over stdio, in-process', () => {
       await mcpd.write({ jsonrpc: '2.0', id: id(tool), method: 'tools/call', params: { name: tool } });
       await stdioStillServes(mcpd);
       await assertExitsOnEof(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
     });
 
     test(`${tool} still running at EOF: answered once before exit, and the log names it`, async (t) => {
@@ -455,7 +449,7 @@ describe('faults over stdio, in-process', () => {
       await mcpd.write({ jsonrpc: '2.0', id: callId, method: 'tools/call', params: { name: tool } });
       await stdioStillServes(mcpd);
       await assertExitsOnEof(mcpd);
-      assertCleanStdout(mcpd);
+      assertCleanStdoutUnforged(mcpd);
       assert.equal(responses(mcpd).filter((m) => m.id === callId).length, 1, 'the hung call was never answered');
       assert.ok(namesPluginAndTool(mcpd.stderr, tool), `no stderr line names fault and ${tool}:\n${mcpd.stderr}`);
     });
@@ -471,7 +465,7 @@ describe('faults over stdio, in-process', () => {
     await withTimeout(new Promise((r) => setTimeout(r, 200)), 1000, 'a pause');
     await assertExitsOnEof(mcpd);
     assert.ok(namesPluginAndTool(mcpd.stderr, 'hang_inline'), `no stderr line names fault and hang_inline:\n${mcpd.stderr}`);
-    assertCleanStdout(mcpd);
+    assertCleanStdoutUnforged(mcpd);
   });
 
   test('hang_inline: SIGTERM still ends mcpd, with status 0 and a line naming the tool', { timeout: 15000 }, hangInlineSigterm(IN_PROCESS));

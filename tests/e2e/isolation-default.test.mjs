@@ -24,18 +24,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   McpdProcess,
+  assertCleanStdout,
   configFile,
   makePluginDir,
   makeTempDir,
   pidAlive,
   pluginPath,
-  protocolProblems,
-  responses,
   resultText,
   runMcpd,
   sleep,
   waitPidGone,
   withTimeout,
+  workerProcesses,
   PLUGIN_MODE,
 } from './lib.mjs';
 
@@ -52,41 +52,10 @@ const id = (what) => `${what}-${nextId++}`;
 /* ------------------------------------------------------------------------ */
 /* Processes, through /proc.                                                 */
 
-/** The live children of `pid`: from /proc/PID/task/TID/children. */
-function childrenOf(pid) {
-  const kids = new Set();
-  let tasks = [];
-  try {
-    tasks = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return kids;
-  }
-  for (const tid of tasks) {
-    try {
-      for (const c of fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/)) {
-        if (c !== '' && pidAlive(Number(c))) kids.add(Number(c));
-      }
-    } catch {
-      /* the thread ended while we looked */
-    }
-  }
-  return kids;
-}
-
 /** The worker processes of mcpd `pid`: {pid -> base name of the plugin
  * file it serves}. */
 function workers(pid) {
-  const found = new Map();
-  for (const kid of childrenOf(pid)) {
-    try {
-      const argv = fs.readFileSync(`/proc/${kid}/cmdline`, 'utf8').split('\0');
-      const i = argv.indexOf('--worker');
-      if (i >= 0) found.set(kid, path.basename(argv[i + 1]));
-    } catch {
-      /* gone while we looked */
-    }
-  }
-  return found;
+  return new Map([...workerProcesses(pid)].map(([kid, file]) => [kid, path.basename(file)]));
 }
 
 /** The base names of the files mcpd `pid` has workers for, sorted. */
@@ -179,16 +148,6 @@ async function toolNames(mcpd) {
   return tools.map((x) => x.name);
 }
 
-/** Stdout carried JSON-RPC only, and no id was answered twice. */
-function assertCleanStdout(mcpd) {
-  assert.deepEqual(protocolProblems(mcpd), [], 'stdout carried something other than JSON-RPC');
-  const seen = new Set();
-  for (const m of responses(mcpd)) {
-    const key = JSON.stringify(m.id);
-    assert.ok(!seen.has(key), `two responses to id ${key}`);
-    seen.add(key);
-  }
-}
 
 /** EOF: exit 0 within EXIT_MS, and the workers it had are gone. */
 async function assertExitsOnEof(mcpd) {

@@ -36,13 +36,13 @@ import {
 import {
   MCPD,
   McpdProcess,
+  assertCleanStdout,
+  workerProcesses,
   configFile,
   isResponse,
   makePluginDir,
-  pidAlive,
   pluginPath,
   post,
-  protocolProblems,
   rawSession,
   resultText,
   responses,
@@ -60,29 +60,10 @@ const WATCHED = 'test://watched-resource';
 /* ------------------------------------------------------------------------ */
 /* Worker processes, found through /proc.                                    */
 
-/** The worker processes of mcpd `pid`: {pid -> plugin path}. */
-function workers(pid) {
-  const found = new Map();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the parenthesised command: state, then ppid.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== pid || !pidAlive(Number(entry))) continue;
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      const i = argv.indexOf('--worker');
-      if (i >= 0) found.set(Number(entry), argv[i + 1]);
-    } catch {
-      /* gone while we looked */
-    }
-  }
-  return found;
-}
 
 /** The pid of the worker of mcpd `pid` serving plugin `name`, or undefined. */
 function workerOf(pid, name) {
-  for (const [wpid, file] of workers(pid)) if (path.basename(file) === `${name}.so`) return wpid;
+  for (const [wpid, file] of workerProcesses(pid)) if (path.basename(file) === `${name}.so`) return wpid;
   return undefined;
 }
 
@@ -178,20 +159,10 @@ function keepEchoing(mcpd) {
   };
 }
 
-/** Every response has an id no other response has; stdout is clean. */
-function assertCleanStdout(mcpd) {
-  assert.deepEqual(protocolProblems(mcpd), [], 'stdout carried something other than JSON-RPC');
-  const seen = new Set();
-  for (const m of responses(mcpd)) {
-    const key = JSON.stringify(m.id);
-    assert.ok(!seen.has(key), `two responses to id ${key}`);
-    seen.add(key);
-  }
-}
 
 /** EOF with the workers running: exit 0 within EXIT_MS, workers gone. */
 async function assertExitsOnEof(mcpd) {
-  const pids = [...workers(mcpd.pid).keys()];
+  const pids = [...workerProcesses(mcpd.pid).keys()];
   const t0 = Date.now();
   mcpd.endInput();
   const { code, signal } = await mcpd.waitExit(EXIT_MS);
@@ -332,7 +303,7 @@ function assertCleanSdkStdout(text) {
 /** EOF on the SDK's pipe: exit 0 within EXIT_MS, no worker left. */
 async function assertSdkExits(conn) {
   const { child } = conn;
-  const pids = [...workers(child.pid).keys()];
+  const pids = [...workerProcesses(child.pid).keys()];
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   child.stdin.end();
   assert.deepEqual(await withTimeout(exited, EXIT_MS, 'mcpd to exit on EOF'), { code: 0, signal: null }, conn.stderr());
@@ -343,13 +314,13 @@ describe('the official SDK client through workers', () => {
   test('every feature of the everything fixture answers as it does in-process', { timeout: 30000 }, async (t) => {
     const isolated = await sdkConnect(t, true);
     const inProcess = await sdkConnect(t, false);
-    const running = workers(isolated.child.pid);
+    const running = workerProcesses(isolated.child.pid);
     assert.deepEqual(
       [...running.values()].map((f) => path.basename(f)).sort(),
       ['echo.so', 'everything.so'],
       'one worker per plugin',
     );
-    assert.equal(workers(inProcess.child.pid).size, 0, 'no worker with --in-process');
+    assert.equal(workerProcesses(inProcess.child.pid).size, 0, 'no worker with --in-process');
 
     const [got, want] = await Promise.all([converse(isolated), converse(inProcess)]);
     assert.deepEqual(got, want);
@@ -376,7 +347,7 @@ describe('the official SDK client through workers', () => {
     assert.deepEqual(got.templateCompletion.completion.values, ['42']);
 
     // Still the same workers: nothing crashed on the way.
-    assert.deepEqual(workers(isolated.child.pid), running);
+    assert.deepEqual(workerProcesses(isolated.child.pid), running);
     for (const conn of [isolated, inProcess]) {
       assertCleanSdkStdout(conn.stdout());
       await assertSdkExits(conn);
@@ -615,7 +586,7 @@ test('over HTTP, session A crashes the worker: one error for A, B keeps working,
   // The crash's one answer went with A's POST, not to a GET stream.
   for (const s of streams) assert.deepEqual(s.messages.filter((m) => 'id' in m && !('method' in m)), []);
 
-  const pids = [...workers(server.child.pid).keys()];
+  const pids = [...workerProcesses(server.child.pid).keys()];
   const exited = new Promise((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
   server.child.kill('SIGTERM');
   assert.deepEqual(await withTimeout(exited, EXIT_MS, 'mcpd to exit on SIGTERM'), { code: 0, signal: null }, server.stderr());
@@ -769,7 +740,7 @@ test('deleting fault.so ends its worker, putting it back starts a new one', { ti
 test('EOF with two workers and a hung call in flight: exit 0 within 3 s, no worker left', { timeout: 10000 }, async (t) => {
   const mcpd = await stdio(t, { args: ['--isolate'] });
   assert.deepEqual(
-    [...workers(mcpd.pid).values()].map((f) => path.basename(f)).sort(),
+    [...workerProcesses(mcpd.pid).values()].map((f) => path.basename(f)).sort(),
     ['echo.so', 'fault.so'],
   );
   await mcpd.write({ jsonrpc: '2.0', id: id('hang_pool'), method: 'tools/call', params: { name: 'hang_pool' } });

@@ -12,6 +12,7 @@
 // temporary directories are tracked and removed when the test process exits,
 // whatever happens to the test.
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -538,6 +539,42 @@ export async function session(t, { plugins = ['echo'], args = [], init = true, v
   if (init) mcpd.initResult = await mcpd.initialize(version);
   mcpd.pluginDir = dir;
   return mcpd;
+}
+
+/**
+ * The worker processes of mcpd `pid` (children started with --worker): a
+ * Map from each one's pid to the plugin file it serves.  It reads the
+ * /proc/PID/stat of every process, since /proc/PID/task/TID/children
+ * needs a kernel built with CONFIG_PROC_CHILDREN.
+ */
+export function workerProcesses(pid) {
+  const found = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the parenthesised command: state, then ppid.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== pid || !pidAlive(Number(entry))) continue;
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const i = argv.indexOf('--worker');
+      if (i >= 0) found.set(Number(entry), argv[i + 1]);
+    } catch {
+      /* gone while we looked */
+    }
+  }
+  return found;
+}
+
+/** Stdout carried JSON-RPC only, and no id was answered twice. */
+export function assertCleanStdout(mcpd) {
+  assert.deepEqual(protocolProblems(mcpd), [], 'stdout carried something other than JSON-RPC');
+  const seen = new Map();
+  for (const m of responses(mcpd)) {
+    const key = JSON.stringify(m.id);
+    assert.ok(!seen.has(key), `two responses to id ${key}: ${JSON.stringify(seen.get(key))} and ${JSON.stringify(m)}`);
+    seen.set(key, m);
+  }
 }
 
 /** Responses (single messages with an id and result/error) received so far. */

@@ -566,30 +566,27 @@ START_TEST(test_in_process) {
     const char *argv[6];
     const char *config;
     int echo, calc; /* plugin_settings_isolated() of each */
-    int any, all;   /* _any_in_process(), _all_in_process() */
+    int all;        /* plugin_settings_all_in_process() */
   } cases[] = {
-      {{NULL}, "{}", 1, 1, 0, 0},
-      {{"--isolate", NULL}, "{}", 1, 1, 0, 0},
-      {{"--in-process", NULL}, "{}", 0, 0, 1, 1},
-      {{"--in-process", "echo", NULL}, "{}", 0, 1, 1, 0},
-      {{"--in-process", "--isolate", "calc", NULL}, "{}", 0, 1, 1, 0},
-      {{"--in-process", "--isolate", NULL}, "{}", 1, 1, 0, 0},
+      {{NULL}, "{}", 1, 1, 0},
+      {{"--isolate", NULL}, "{}", 1, 1, 0},
+      {{"--in-process", NULL}, "{}", 0, 0, 1},
+      {{"--in-process", "echo", NULL}, "{}", 0, 1, 0},
+      {{"--in-process", "--isolate", "calc", NULL}, "{}", 0, 1, 0},
+      {{"--in-process", "--isolate", NULL}, "{}", 1, 1, 0},
       {{NULL},
        "{\"plugins\":{\"echo\":{\"mcpd\":{\"isolate\":false}}}}",
        0,
-       1,
        1,
        0},
       {{"--in-process", NULL},
        "{\"plugins\":{\"calc\":{\"mcpd\":{\"isolate\":true}}}}",
        0,
        1,
-       1,
        0},
       {{"--in-process", "echo", NULL},
        "{\"plugins\":{\"echo\":{\"mcpd\":{\"isolate\":true}}}}",
        0,
-       1,
        1,
        0},
   };
@@ -601,8 +598,6 @@ START_TEST(test_in_process) {
                   "case %zu: echo", i);
     ck_assert_msg(plugin_settings_isolated(&s.plugins, "calc") == cases[i].calc,
                   "case %zu: calc", i);
-    ck_assert_msg(plugin_settings_any_in_process(&s.plugins) == cases[i].any,
-                  "case %zu: any", i);
     ck_assert_msg(plugin_settings_all_in_process(&s.plugins) == cases[i].all,
                   "case %zu: all", i);
     settings_free(&s);
