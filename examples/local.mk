@@ -26,6 +26,7 @@ TESTS += examples/hello/oot-test.sh
 # a shared object anyway.  Its watcher thread needs pthreads, which
 # configure added to LIBS.
 noinst_LTLIBRARIES += examples/everything.la
-examples_everything_la_SOURCES = examples/everything/everything.c
+examples_everything_la_SOURCES = examples/everything/everything.c \
+	examples/everything/tasks.c examples/everything/tasks.h
 examples_everything_la_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
 examples_everything_la_LIBADD = $(JSONC_LIBS)

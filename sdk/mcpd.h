@@ -120,7 +120,7 @@ extern "C" {
 #endif
 
 #define MCPD_ABI_MAJOR 1
-#define MCPD_ABI_MINOR 2
+#define MCPD_ABI_MINOR 3
 
 /* The name of the one symbol a plugin exports. */
 #define MCPD_PLUGIN_SYMBOL "mcpd_plugin"
@@ -302,7 +302,40 @@ typedef struct mcpd_tool {
   void *data;
   /* Reserved for growth; MUST be zero. */
   void *reserved[3];
+  /* --- ABI 1.3 ---------------------------------------------------------- */
+  /* Whether a call may run as a task (mcpd_task_support; zero is
+   * MCPD_TASK_FORBIDDEN), and when it becomes one (mcpd_task_start; zero
+   * is MCPD_TASK_AT_START).  See TASKS below. */
+  int task_support;
+  int task_start;
 } mcpd_tool;
+
+/* TASKS (ABI 1.3)
+ *
+ * A call that outlives its request runs as a task: the client gets a task
+ * id at once, polls it, cancels it, and fetches the result later, also
+ * from a new connection of the same identity.  Any tool can run as one:
+ * nothing in its callback changes (a POOL or ASYNC tool is the natural
+ * fit, since a task is long work).  mcpd keeps the task, its status and
+ * its result; the tool only declares what it allows. */
+typedef enum mcpd_task_support {
+  /* Never a task (the default); a client asking for one gets an error. */
+  MCPD_TASK_FORBIDDEN = 0,
+  /* A task when the client can take one, a plain call otherwise. */
+  MCPD_TASK_OPTIONAL = 1,
+  /* Only as a task: a client that cannot take one is refused. */
+  MCPD_TASK_REQUIRED = 2
+} mcpd_task_support;
+
+typedef enum mcpd_task_start {
+  /* The call is a task from its start, whenever it can be one. */
+  MCPD_TASK_AT_START = 0,
+  /* Over 2026-07-28 the call starts as a plain call -- it may gather
+   * input with input_required rounds first -- and becomes a task when the
+   * callback calls mcpd_host.task_begin().  A 2025-11-25 client that asks
+   * for a task still gets one at the start. */
+  MCPD_TASK_ON_REQUEST = 1
+} mcpd_task_start;
 
 typedef struct mcpd_resource {
   /* REQUIRED, an absolute RFC 3986 URI ("scheme:..."), unique across all
@@ -627,6 +660,22 @@ struct mcpd_host {
   int (*client_request_wait_keyed)(mcpd_call *call, const char *key,
                                    const char *method, json_object *params,
                                    json_object **result, char **error);
+
+  /* --- tasks (ABI 1.3) ------------------------------------------------------
+   * task_status() sets the status message a client sees when it polls the
+   * call's task ("indexed 40 of 100 files"); the message is formatted and
+   * copied.  For a call that is not a task it does nothing and returns
+   * MCPD_OK, so a tool need not know how it was called.  Any thread, while
+   * the call is in flight.
+   *
+   * task_begin() turns the call into a task now, for a tool declared
+   * MCPD_TASK_ON_REQUEST: the client gets the task at once and the call's
+   * result becomes the task's.  MCPD_OK when the call is a task (or was
+   * already); MCPD_ERROR when it cannot be one (the tool forbids tasks, or
+   * the client's request did not negotiate them): the call then simply
+   * goes on as a plain call.  Any thread, while the call is in flight. */
+  int (*task_status)(mcpd_call *call, const char *fmt, ...) MCPD_PRINTF(2, 3);
+  int (*task_begin)(mcpd_call *call);
   /* Appends go here; never reorder what is above. */
 };
 

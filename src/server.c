@@ -764,6 +764,7 @@ static void flush_output(server *srv) {
 static void cancel_timeout_cb(uv_timer_t *timer) {
   server *srv = timer->data;
   log_warn("%u calls did not finish in time", srv->exec.in_flight);
+  methods_shutdown(&srv->methods, 1);
   /* Each request still owed gets an answer before the flush. */
   for (size_t i = 0; i < srv->n_sessions; i++)
     for (request *r = srv->sessions[i]->in_flight, *next; r; r = next) {
@@ -809,6 +810,8 @@ void server_shutdown(server *srv, const char *why) {
     stdio_transport_stop_reading(srv->stdio);
   if (srv->http)
     srv->http_refuse(srv->http);
+  /* No client can fetch a task's result once mcpd is gone. */
+  methods_shutdown(&srv->methods, 0);
   if (srv->exec.in_flight == 0)
     calls_drained_cb(srv);
   else

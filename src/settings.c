@@ -110,6 +110,7 @@ static int set_session_prefix(parser *p, const setting *row, const char *text,
     return -1;
   }
   p->s->http.session_prefix = text;
+  p->s->methods.task_prefix = text; /* task ids route the same way */
   return 0;
 }
 
@@ -292,6 +293,18 @@ static const setting table[] = {
     {"page-size", "pageSize", SETTING_SIZE, 0, IN(methods, page_size), 1,
      100000, MCPD_DEFAULT_PAGE_SIZE, "number", NULL, "N",
      "items per tools/list page (default 1000)"},
+    {"max-tasks", "maxTasks", SETTING_SIZE, 0, IN(methods, max_tasks), 1,
+     10000000, 1000, "number", NULL, "N",
+     "tasks kept at once, running or ended within\n"
+     "their TTL (default 1000); more are refused"},
+    {"max-tasks-per-client", "maxTasksPerClient", SETTING_SIZE, 0,
+     IN(methods, max_tasks_each), 1, 10000000, 100, "number", NULL, "N",
+     "tasks one identity may keep (default 100)"},
+    {"task-ttl", "taskTtlMs", SETTING_U64, 0, IN(methods, task_ttl_ms), 1000,
+     7 * DAY_MS, 3600000, "number of milliseconds", NULL, "MS",
+     "the longest a task is kept after it ends, and\n"
+     "what a client that asks for none gets\n"
+     "(default 3600000)"},
     {"max-in-flight", "maxInFlight", SETTING_SIZE, 0,
      TOP("server", max_in_flight), 1, 1000000, MCPD_DEFAULT_MAX_IN_FLIGHT,
      "number", NULL, "N",

@@ -7,9 +7,8 @@
 # - 0.2.0-alpha.12 (installed as conformance-next), every server scenario
 #   of the stateless 2026-07-28 revision (--suite all --spec-version
 #   2026-07-28): a superset of what `--requirements 2026-07-28` scores,
-#   which adds the pending SEP-2243 header scenarios.  The optional tasks
-#   extension (io.modelcontextprotocol/tasks) is not offered, so its
-#   scenarios are not run.
+#   which adds the pending SEP-2243 header scenarios; then each of its ten
+#   tasks-* scenarios (the io.modelcontextprotocol/tasks extension).
 # Each with an empty expected-failures baseline, so a FAILURE or a WARNING
 # in any scenario fails this test.
 #
@@ -89,6 +88,16 @@ run() {
 }
 run 0.1.16 "$suite" --suite all
 run 0.2.0-alpha.12 "$suite_next" --suite all --spec-version 2026-07-28
+# The tasks extension's scenarios are on no spec timeline: each is named,
+# and --force runs it at 2026-07-28.
+for scenario in tasks-lifecycle tasks-capability-negotiation \
+  tasks-wire-fields tasks-request-state-removal tasks-mrtr-input \
+  tasks-request-headers tasks-dispatch-and-envelope \
+  tasks-status-notifications tasks-required-task-error \
+  tasks-mrtr-composition; do
+  run "$scenario" "$suite_next" --scenario "$scenario" \
+    --spec-version 2026-07-28 --force
+done
 
 kill -TERM "$pid"
 code=0

@@ -27,6 +27,8 @@
 
 #include <mcpd.h>
 
+#include "tasks.h"
+
 #define TEST_IMAGE_BASE64                                                      \
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8" \
   "jx0gAAAABJRU5ErkJggg=="
@@ -1103,6 +1105,49 @@ static const mcpd_tool tools[] = {
         .call = tool_json_schema,
         .exec = MCPD_EXEC_INLINE,
     },
+    /* Tasks (tasks.c): what the tasks-* scenarios call. */
+    {.name = "greet",
+     .description = "Greets by name; never a task.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":"
+                     "{\"type\":\"string\"}}}",
+     .call = tasks_greet,
+     .exec = MCPD_EXEC_INLINE},
+    {.name = "slow_compute",
+     .description = "Sleeps `seconds`, then answers; a task when it can be.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":"
+                     "{\"type\":\"number\",\"minimum\":0},\"label\":"
+                     "{\"type\":\"string\"}}}",
+     .call = tasks_slow_compute,
+     .task_support = MCPD_TASK_OPTIONAL},
+    {.name = "failing_job",
+     .description = "Reports a tool error after a second; only as a task.",
+     .input_schema = NO_ARGUMENTS,
+     .call = tasks_failing_job,
+     .task_support = MCPD_TASK_REQUIRED},
+    {.name = "protocol_error_job",
+     .description = "Fails with a JSON-RPC error; a task when it can be.",
+     .input_schema = NO_ARGUMENTS,
+     .call = tasks_protocol_error_job,
+     .task_support = MCPD_TASK_OPTIONAL},
+    {.name = "confirm_delete",
+     .description = "Asks to confirm deleting `filename`; a task when it "
+                    "can be.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"filename\":"
+                     "{\"type\":\"string\"}}}",
+     .call = tasks_confirm_delete,
+     .task_support = MCPD_TASK_OPTIONAL},
+    {.name = "multi_input",
+     .description = "Asks two questions at once; a task when it can be.",
+     .input_schema = NO_ARGUMENTS,
+     .call = tasks_multi_input,
+     .task_support = MCPD_TASK_OPTIONAL},
+    {.name = "test_tool_with_task",
+     .description = "Asks for a name as a plain call, then finishes as a "
+                    "task; only as a task.",
+     .input_schema = NO_ARGUMENTS,
+     .call = tasks_tool_with_task,
+     .task_support = MCPD_TASK_REQUIRED,
+     .task_start = MCPD_TASK_ON_REQUEST},
     MCPD_TOOL_END,
 };
 

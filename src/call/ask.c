@@ -33,6 +33,7 @@ typedef struct client_ask {
   json_object *params; /* until sent */
   void (*cb)(void *arg, json_object *result, int code, const char *message);
   void *arg;
+  int tasked; /* counted in its task's requests to the client */
   uv_timer_t timer;
   struct client_ask *next;
 } client_ask;
@@ -55,8 +56,12 @@ static void ask_free(client_ask *a) {
 }
 
 static void ask_unlink(client_ask *a) {
+  request *r;
   if (a->call == NULL)
     return;
+  r = a->call->req;
+  if (a->tasked && r != NULL && r->sink != NULL && r->sink->asking != NULL)
+    r->sink->asking(r->sink_arg, -1);
   for (client_ask **pp = &a->call->ask.asks; *pp; pp = &(*pp)->next)
     if (*pp == a) {
       *pp = a->next;
@@ -104,6 +109,27 @@ static void ask_timeout(uv_timer_t *t) {
   session_cancel_request(a->session, a->id, JSONRPC_REQUEST_TIMEOUT, why);
 }
 
+/* A task's request to its client says which task it is for:
+ * _meta["io.modelcontextprotocol/related-task"] = {"taskId": ...}.
+ * Returns 0, or -1 when out of memory. */
+static int related_task(client_ask *a, const char *task_id) {
+  json_object *meta = NULL, *rel;
+
+  if (a->params == NULL && (a->params = json_object_new_object()) == NULL)
+    return -1;
+  if (!json_object_object_get_ex(a->params, "_meta", &meta) ||
+      !json_object_is_type(meta, json_type_object)) {
+    if ((meta = json_object_new_object()) == NULL)
+      return -1;
+    json_object_object_add(a->params, "_meta", meta);
+  }
+  if ((rel = json_object_new_object()) == NULL)
+    return -1;
+  json_object_object_add(rel, "taskId", json_object_new_string(task_id));
+  json_object_object_add(meta, ERA_META_RELATED_TASK, rel);
+  return 0;
+}
+
 /* Sends a request on the loop thread. */
 static void ask_send(client_ask *a) {
   mcpd_call *c = a->call;
@@ -119,12 +145,21 @@ static void ask_send(client_ask *a) {
     ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the call was cancelled");
     return;
   }
+  if (r->task_id != NULL && related_task(a, r->task_id) != 0) {
+    ask_fail(a, JSONRPC_INTERNAL_ERROR, "out of memory");
+    return;
+  }
   id = session_request_related(r->session, r, a->method, a->params, ask_reply,
                                a);
   a->params = NULL;
   if (id == NULL) {
     ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the request could not be sent");
     return;
+  }
+  /* A task waits for its client's input meanwhile (input_required). */
+  if (r->sink != NULL && r->sink->asking != NULL) {
+    a->tasked = 1;
+    r->sink->asking(r->sink_arg, 1);
   }
   snprintf(a->id, sizeof(a->id), "%s", id);
   a->session = r->session;
@@ -553,6 +588,112 @@ json_object *ask_roots(mcpd_call *c) {
   else
     call_set_error("call_roots: the client offers no roots");
   return roots;
+}
+
+/* --- tasks ---------------------------------------------------------------
+ *
+ * A task's run reports its status message to its task (the request's
+ * sink); a call that may turn into a task asks its request to become one
+ * (request.begin_task), and from then on answers into the task's run.  In
+ * a worker, both go to the host as notifications about the call's
+ * request, and the host's call does the same there. */
+
+void ask_task_status_now(mcpd_call *c, const char *message) {
+  request *r = c->req;
+  json_object *params;
+
+  if (r == NULL)
+    return;
+  if (r->sink != NULL) {
+    if (r->sink->status != NULL)
+      r->sink->status(r->sink_arg, message);
+    return;
+  }
+  if (c->exec->worker && r->session != NULL &&
+      (params = json_object_new_object()) != NULL) {
+    json_object_object_add(params, "message", json_object_new_string(message));
+    session_notify_related(r->session, r, ASK_TASK_STATUS_METHOD, params);
+  }
+}
+
+void ask_task_begin_now(mcpd_call *c) {
+  request *r = c->req, *run;
+
+  if (r == NULL || r->sink != NULL)
+    return;
+  if (c->exec->worker) {
+    if (r->session != NULL)
+      session_notify_related(r->session, r, ASK_TASK_BEGIN_METHOD,
+                             json_object_new_object());
+    return;
+  }
+  if (r->begin_task == NULL)
+    return;
+  /* The task answers the client's request; its run takes the call over.
+   * Without one (the bounds, memory) the call goes on as a plain call. */
+  if ((run = r->begin_task(r->begin_arg, r)) == NULL)
+    return;
+  c->req = run;
+  run->call = c;
+}
+
+static void task_status_run(hostq_event *base) {
+  call_event *ev = (call_event *)base;
+  ask_task_status_now(ev->call, ev->text);
+  call_event_free(ev);
+}
+
+static void task_begin_run(hostq_event *base) {
+  call_event *ev = (call_event *)base;
+  ask_task_begin_now(ev->call);
+  call_event_free(ev);
+}
+
+int ask_task_status(mcpd_call *c, const char *message) {
+  call_event *ev;
+
+  if (!call_usable(c))
+    return MCPD_ERROR;
+  if (atomic_load(&c->task) != CALL_TASK_IS)
+    return MCPD_OK; /* not a task: nobody polls a status */
+  ev = call_event_new(c->exec, task_status_run);
+  if (ev == NULL || (ev->text = strdup(message)) == NULL) {
+    if (ev != NULL)
+      call_event_free(ev);
+    call_set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  ev->call = c;
+  /* Behind what the call queued before, ahead of its end. */
+  hostq_post(&c->exec->queue, &ev->base);
+  return MCPD_OK;
+}
+
+int ask_task_begin(mcpd_call *c) {
+  int may = CALL_TASK_MAY;
+  call_event *ev;
+
+  if (!call_usable(c))
+    return MCPD_ERROR;
+  if (atomic_load(&c->task) == CALL_TASK_IS)
+    return MCPD_OK;
+  if (!atomic_compare_exchange_strong(&c->task, &may, CALL_TASK_IS)) {
+    call_set_error("task_begin: this call cannot be a task (the tool "
+                   "forbids tasks, is not MCPD_TASK_ON_REQUEST, or the "
+                   "client's request did not negotiate them)");
+    return MCPD_ERROR;
+  }
+  if (hostq_on_loop(&c->exec->queue)) {
+    ask_task_begin_now(c);
+    return MCPD_OK;
+  }
+  if ((ev = call_event_new(c->exec, task_begin_run)) == NULL) {
+    call_set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  ev->call = c;
+  hostq_post(&c->exec->queue, &ev->base);
+  return MCPD_OK;
 }
 
 /* --- the answer: input_required and missing capabilities --------------- */

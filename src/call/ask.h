@@ -56,4 +56,14 @@ int ask_progress(mcpd_call *c, double progress, double total,
 int ask_elicitation_complete(mcpd_call *c, const char *id);
 json_object *ask_roots(mcpd_call *c);
 
+/* task_status() and task_begin() on an entered call. */
+int ask_task_status(mcpd_call *c, const char *message);
+int ask_task_begin(mcpd_call *c);
+/* What they do on the loop thread, also for what a worker said of its
+ * call (these notifications, related to the call's request). */
+#define ASK_TASK_STATUS_METHOD "io.mcpd/taskStatus"
+#define ASK_TASK_BEGIN_METHOD "io.mcpd/taskBegin"
+void ask_task_status_now(mcpd_call *c, const char *message);
+void ask_task_begin_now(mcpd_call *c);
+
 #endif

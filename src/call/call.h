@@ -143,6 +143,12 @@ void call_cancel(struct mcpd_call *call);
  * callback (loop thread). */
 void call_roots_changed(struct plugin *p);
 
+/* The entry a call serves (a reference held by the call), and a modern
+ * retry's answers it runs with (NULL for none): what a task made from it
+ * needs (loop thread). */
+struct reg_entry *call_entry(const struct mcpd_call *c);
+json_object *call_retry_answers(const struct mcpd_call *c);
+
 /* The table handed to every plugin's init(). */
 extern const struct mcpd_host call_host_api;
 

@@ -285,6 +285,14 @@ static void call_free(mcpd_call *c) {
   free(c);
 }
 
+reg_entry *call_entry(const mcpd_call *c) {
+  return c->entry;
+}
+
+json_object *call_retry_answers(const mcpd_call *c) {
+  return c->answers;
+}
+
 void call_answer_early(mcpd_call *c, int code, const char *msg,
                        json_object *data) {
   request *r = c->req;
@@ -394,6 +402,11 @@ static json_object *request_meta(mcpd_call *c, const request *r,
   if (*client != NULL && json_object_object_get_ex(*client, "modern", &v) &&
       json_object_get_boolean(v))
     c->modern = 1;
+  if (*client != NULL && json_object_object_get_ex(*client, "task", &v) &&
+      json_object_is_type(v, json_type_string))
+    atomic_store(&c->task, strcmp(json_object_get_string(v), "is") == 0
+                               ? CALL_TASK_IS
+                               : CALL_TASK_MAY);
   if ((meta = meta_for_plugin(meta)) == NULL) {
     *ok = 0;
   } else if (json_object_object_length(meta) == 0) {
@@ -422,6 +435,9 @@ static mcpd_call *call_new(call_exec *e, request *r, const call_args *a) {
   c->plugin = a->entry->owner;
   plugin_ref(c->plugin);
   c->modern = r->modern;
+  atomic_init(&c->task, r->sink != NULL         ? CALL_TASK_IS
+                        : r->begin_task != NULL ? CALL_TASK_MAY
+                                                : CALL_TASK_NONE);
   meta = request_meta(c, r, &client, &ok);
   c->name = strdup(a->name);
   c->args = for_callback(a->arguments, inline_cb, &ok);

@@ -72,12 +72,21 @@ struct mcpd_call {
   atomic_int cancel_running; /* the loop is inside cancel_cb */
   atomic_int cancelled;
   atomic_int completed;
+  /* CALL_TASK_*: whether the call is a task's run, or may turn into one
+   * (mcpd_host.task_begin()); any thread reads it. */
+  atomic_int task;
 
   call_sched sched;   /* schedule.c */
   call_result result; /* result.c */
   call_ask ask;       /* ask.c */
   call_remote remote; /* remote.c */
 };
+
+/* mcpd_call.task.  In worker mode the host says which in the request's
+ * _meta["io.mcpd/client"]["task"] ("is", "may"). */
+#define CALL_TASK_NONE 0
+#define CALL_TASK_MAY 1 /* a tool that may become a task, on request */
+#define CALL_TASK_IS 2  /* a task's run */
 
 /* How many hooks each event of struct call_hooks may have. */
 #define CALL_HOOKS_MAX 4

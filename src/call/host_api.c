@@ -247,6 +247,31 @@ static int host_elicitation_complete(mcpd_call *h, const char *id) {
   return rc;
 }
 
+static int host_task_status(mcpd_call *h, const char *fmt, ...) {
+  va_list ap;
+  char *text;
+  CALL_OR(h, "task_status", (void)0);
+  va_start(ap, fmt);
+  text = fmt != NULL ? call_vmprintf(fmt, ap) : NULL;
+  va_end(ap);
+  if (text == NULL) {
+    call_set_error(fmt == NULL ? "task_status: no message" : "out of memory");
+    rc = MCPD_ERROR;
+  } else {
+    rc = ask_task_status(c, text);
+  }
+  handles_leave(slot);
+  free(text);
+  return rc;
+}
+
+static int host_task_begin(mcpd_call *h) {
+  CALL_OR(h, "task_begin", (void)0);
+  rc = ask_task_begin(c);
+  handles_leave(slot);
+  return rc;
+}
+
 static json_object *host_call_roots(mcpd_call *h) {
   handle_slot *slot;
   mcpd_call *c = enter(h, &slot, "call_roots");
@@ -407,4 +432,6 @@ const struct mcpd_host call_host_api = {
     .elicitation_complete = host_elicitation_complete,
     .call_roots = host_call_roots,
     .on_roots_changed = plugin_api_on_roots_changed,
+    .task_status = host_task_status,
+    .task_begin = host_task_begin,
 };

@@ -115,6 +115,15 @@ static void forward(mcpd_call *c, request *r) {
     strbuf_puts(&params, first ? "\"modern\":true" : ",\"modern\":true");
     first = 0;
   }
+  /* Whether the call is a task's run or may turn into one: the worker's
+   * task_status() and task_begin() tell the host, which keeps the task. */
+  if (atomic_load(&c->task) != CALL_TASK_NONE) {
+    strbuf_puts(&params, first ? "" : ",");
+    strbuf_puts(&params, atomic_load(&c->task) == CALL_TASK_IS
+                             ? "\"task\":\"is\""
+                             : "\"task\":\"may\"");
+    first = 0;
+  }
   if (c->roots != NULL) {
     strbuf_puts(&params, first ? "\"roots\":" : ",\"roots\":");
     strbuf_puts(&params, c->roots);
@@ -238,6 +247,17 @@ static void worker_notify_cb(void *arg, void *call, plugin *p,
     if (e->log_cb != NULL)
       e->log_cb(e->arg, log_level_of(json_object_get_string(level)), p->name,
                 text ? text : "", r);
+    return;
+  }
+  if (c != NULL && strcmp(method, ASK_TASK_STATUS_METHOD) == 0) {
+    json_object *text = NULL;
+    if (json_object_object_get_ex(params, "message", &text) &&
+        json_object_is_type(text, json_type_string))
+      ask_task_status_now(c, json_object_get_string(text));
+    return;
+  }
+  if (c != NULL && strcmp(method, ASK_TASK_BEGIN_METHOD) == 0) {
+    ask_task_begin_now(c);
     return;
   }
   if (r == NULL || r->cancelled || r->session == NULL ||

@@ -480,6 +480,12 @@ static hsession *hsession_new(streamable *h, int legacy) {
   }
   hs->standalone.hs = hs;
   hs->session = h->cb.open(h->cb.arg, session_write, hs);
+  /* What outlives the session (its tasks) belongs to who opened it. */
+  if (hs->session != NULL &&
+      session_set_owner(hs->session, h->auth != NULL ? h->who : "") != 0) {
+    h->cb.close(h->cb.arg, hs->session);
+    hs->session = NULL;
+  }
   if (hs->session == NULL) {
     free(hs->who);
     free(hs);
@@ -490,6 +496,24 @@ static hsession *hsession_new(streamable *h, int legacy) {
   h->sessions = hs;
   h->n_sessions++;
   return hs;
+}
+
+/* streamable_modern.open: a session for one modern POST, owned by the
+ * identity its token speaks for, as a legacy session is. */
+static session *modern_open(void *arg, session_write_fn write, void *ctx) {
+  streamable *h = arg;
+  session *s = h->cb.open(h->cb.arg, write, ctx);
+  if (s != NULL &&
+      session_set_owner(s, h->auth != NULL ? h->who : "") != 0) {
+    h->cb.close(h->cb.arg, s);
+    return NULL;
+  }
+  return s;
+}
+
+static void modern_close(void *arg, session *s) {
+  streamable *h = arg;
+  h->cb.close(h->cb.arg, s);
 }
 
 /* Ends a session: its streams end, its unanswered POSTs get 404. */
@@ -1044,9 +1068,9 @@ streamable *streamable_new(uv_loop_t *loop, const http_settings *o,
   h->opts = o;
   h->cb = *cb;
   h->modern.loop = loop;
-  h->modern.open = cb->open;
-  h->modern.close = cb->close;
-  h->modern.arg = cb->arg;
+  h->modern.open = modern_open;
+  h->modern.close = modern_close;
+  h->modern.arg = h;
   if ((h->tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH)) == NULL) {
     log_error("out of memory");
     free(h);

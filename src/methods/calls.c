@@ -12,6 +12,7 @@
 #include "jsonrpc.h"
 #include "request_state.h"
 #include "schema.h"
+#include "tasks.h"
 #include "utf8.h"
 
 /* Reads stay uncached: what a read returns can change at any moment and
@@ -402,7 +403,8 @@ static json_object *error_result(const char *text) {
   return result;
 }
 
-void calls_tools_call(registry *reg, call_exec *exec, request *r) {
+void calls_tools_call(registry *reg, call_exec *exec, tasks *ts,
+                      request *r) {
   const char *name = name_param(r, r->params, "name", "", "Unknown tool: ");
   json_object *args = NULL, *answers;
   reg_tool *tool;
@@ -421,13 +423,6 @@ void calls_tools_call(registry *reg, call_exec *exec, request *r) {
   tool = registry_find(reg, REG_TOOL, name);
   if (tool == NULL) {
     calls_fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown tool: ", name, NULL);
-    return;
-  }
-  if (json_object_object_get_ex(r->params, "task", NULL)) {
-    /* No tool of ours declares taskSupport, so task-augmented calls are
-     * refused as the 2025-11-25 revision asks. */
-    request_fail(r, JSONRPC_METHOD_NOT_FOUND,
-                 "Tool does not support task-augmented execution", NULL);
     return;
   }
   /* params may be shared: an absent arguments object is made, not added. */
@@ -451,6 +446,13 @@ void calls_tools_call(registry *reg, call_exec *exec, request *r) {
   }
   if (retry_answers(exec, r, "tools/call", tool->name, args, &answers) != 0) {
     json_object_put(args);
+    return;
+  }
+  /* A task, or a refusal of one, answers here; otherwise the call runs
+   * (and may turn into a task on its tool's request). */
+  if (tasks_tools_call(ts, r, tool, args, answers)) {
+    json_object_put(args);
+    json_object_put(answers);
     return;
   }
   {

@@ -15,8 +15,11 @@
 #include "registry.h"
 #include "session.h"
 
+struct tasks;
+
 /* Each answers `r` exactly once, now or when its call completes. */
-void calls_tools_call(registry *reg, call_exec *exec, request *r);
+void calls_tools_call(registry *reg, call_exec *exec, struct tasks *ts,
+                      request *r);
 void calls_resources_read(registry *reg, call_exec *exec, request *r);
 void calls_prompts_get(registry *reg, call_exec *exec, request *r);
 void calls_complete(registry *reg, call_exec *exec, request *r);

@@ -48,6 +48,21 @@ typedef struct method {
   unsigned flags;
 } method;
 
+/* The 2025-11-25 tasks capability: tools/call as a task, tasks/list and
+ * tasks/cancel. */
+static json_object *tasks_capability(void) {
+  json_object *cap = json_object_new_object();
+  json_object *requests = json_object_new_object();
+  json_object *tools = json_object_new_object();
+
+  json_object_object_add(cap, "list", json_object_new_object());
+  json_object_object_add(cap, "cancel", json_object_new_object());
+  json_object_object_add(tools, "call", json_object_new_object());
+  json_object_object_add(requests, "tools", tools);
+  json_object_object_add(cap, "requests", requests);
+  return cap;
+}
+
 static void on_initialize(methods_ctx *ctx, request *r) {
   session *s = r->session;
   json_object *v, *caps, *tools, *info, *result;
@@ -95,6 +110,7 @@ static void on_initialize(methods_ctx *ctx, request *r) {
   json_object_object_add(caps, "prompts", v);
   json_object_object_add(caps, "logging", json_object_new_object());
   json_object_object_add(caps, "completions", json_object_new_object());
+  json_object_object_add(caps, "tasks", tasks_capability());
 
   info = json_object_new_object();
   json_object_object_add(info, "name", json_object_new_string("mcpd"));
@@ -144,6 +160,12 @@ static void on_discover(methods_ctx *ctx, request *r) {
               0);
   json_object_object_add(caps, "logging", json_object_new_object());
   json_object_object_add(caps, "completions", json_object_new_object());
+  {
+    /* Tasks are the io.modelcontextprotocol/tasks extension here. */
+    json_object *ext = json_object_new_object();
+    json_object_object_add(ext, ERA_EXT_TASKS, json_object_new_object());
+    json_object_object_add(caps, "extensions", ext);
+  }
   json_object_object_add(result, "supportedVersions", versions);
   json_object_object_add(result, "capabilities", caps);
   if (ctx->opts->instructions)
@@ -243,7 +265,27 @@ static void on_prompts_list(methods_ctx *ctx, request *r) {
 /* --- the rooms below: calls, subscriptions ----------------------------- */
 
 static void on_tools_call(methods_ctx *ctx, request *r) {
-  calls_tools_call(ctx->registry, ctx->exec, r);
+  calls_tools_call(ctx->registry, ctx->exec, &ctx->tasks, r);
+}
+
+static void on_tasks_get(methods_ctx *ctx, request *r) {
+  tasks_get(&ctx->tasks, r);
+}
+
+static void on_tasks_result(methods_ctx *ctx, request *r) {
+  tasks_result(&ctx->tasks, r);
+}
+
+static void on_tasks_list(methods_ctx *ctx, request *r) {
+  tasks_list(&ctx->tasks, r);
+}
+
+static void on_tasks_cancel(methods_ctx *ctx, request *r) {
+  tasks_cancel(&ctx->tasks, r);
+}
+
+static void on_tasks_update(methods_ctx *ctx, request *r) {
+  tasks_update(&ctx->tasks, r);
 }
 
 static void on_resources_read(methods_ctx *ctx, request *r) {
@@ -271,6 +313,7 @@ static void on_listen(methods_ctx *ctx, request *r) {
 }
 
 void methods_session_closed(methods_ctx *ctx, session *s) {
+  tasks_session_closed(&ctx->tasks, s);
   subscribe_session_closed(&ctx->subs, s);
 }
 
@@ -290,16 +333,34 @@ int methods_subscribed(const session *s, const char *uri) {
   return subscribe_session_has(s, uri);
 }
 
+/* tasks.changed_cb: a listen stream hears of the tasks it asked for. */
+static void task_changed(void *arg, const char *id, json_object *task) {
+  methods_ctx *ctx = arg;
+  subscribe_task_changed(&ctx->subs, id, task);
+}
+
 int methods_init(methods_ctx *ctx, registry *reg, const methods_settings *opts,
                  call_exec *exec) {
   memset(ctx, 0, sizeof(*ctx));
   ctx->registry = reg;
   ctx->opts = opts;
   ctx->exec = exec;
-  return subscribe_init(&ctx->subs, reg);
+  if (subscribe_init(&ctx->subs, reg) != 0 ||
+      tasks_init(&ctx->tasks, exec, reg, opts) != 0)
+    return -1;
+  ctx->tasks.changed_cb = task_changed;
+  ctx->tasks.changed_arg = ctx;
+  ctx->subs.task_visible = tasks_visible;
+  ctx->subs.task_arg = &ctx->tasks;
+  return 0;
+}
+
+void methods_shutdown(methods_ctx *ctx, int abandon) {
+  tasks_shutdown(&ctx->tasks, abandon);
 }
 
 void methods_free(methods_ctx *ctx) {
+  tasks_free(&ctx->tasks);
   subscribe_free(&ctx->subs);
   json_object_put(ctx->initialize_meta);
   ctx->initialize_meta = NULL;
@@ -322,6 +383,11 @@ static const method methods[] = {
     {"resources/unsubscribe", on_unsubscribe, METHOD_LEGACY},
     {"server/discover", on_discover, METHOD_MODERN},
     {"subscriptions/listen", on_listen, METHOD_MODERN},
+    {"tasks/cancel", on_tasks_cancel, 0},
+    {"tasks/get", on_tasks_get, 0},
+    {"tasks/list", on_tasks_list, METHOD_LEGACY},
+    {"tasks/result", on_tasks_result, METHOD_LEGACY},
+    {"tasks/update", on_tasks_update, METHOD_MODERN},
     {"tools/call", on_tools_call, 0},
     {"tools/list", on_tools_list, 0},
     {NULL, NULL, 0}};
@@ -400,6 +466,8 @@ static void on_cancelled(methods_ctx *ctx, session *s, json_object *params) {
   r->cancelled = 1;
   if (r->call)
     call_cancel(r->call);
+  else
+    tasks_drop_waiter(&ctx->tasks, r);
 }
 
 /* --- the client's roots ------------------------------------------------ */

@@ -13,12 +13,14 @@
 #include "registry.h"
 #include "session.h"
 #include "subscribe.h"
+#include "tasks.h"
 
 typedef struct methods_ctx {
   registry *registry;
   const methods_settings *opts;
   call_exec *exec;
   subscribe_ctx subs; /* subscriptions and listen streams */
+  tasks tasks;        /* tool calls that outlive their request */
   /* Runs on the loop when a session's roots changed (the owner tells the
    * plugins). */
   void (*roots_changed_cb)(void *arg);
@@ -33,6 +35,9 @@ int methods_init(methods_ctx *ctx, registry *reg, const methods_settings *opts,
 /* Forgets every subscription without telling plugins (they are being
  * unloaded too). */
 void methods_free(methods_ctx *ctx);
+/* Shutdown: tasks still running are cancelled (`abandon`: answered now);
+ * no new task expires. */
+void methods_shutdown(methods_ctx *ctx, int abandon);
 
 /* The owner tells the methods what they cannot see themselves: a session
  * went away (its subscriptions end; its open listen streams get their

@@ -27,6 +27,7 @@ struct listener {
   request *request;
   unsigned kinds;    /* LISTEN_* */
   json_object *uris; /* the granted resource subscriptions (keys), or NULL */
+  json_object *task_ids; /* the granted taskIds (keys), or NULL */
   struct listener *next;
 };
 static void listen_end(subscribe_ctx *ctx, listener *l, int answer);
@@ -237,6 +238,7 @@ static void listen_end(subscribe_ctx *ctx, listener *l, int answer) {
     }
     json_object_put(l->uris);
   }
+  json_object_put(l->task_ids);
   if (answer) {
     json_object *result = json_object_new_object();
     json_object *meta = json_object_new_object();
@@ -289,6 +291,53 @@ static int listen_resources(subscribe_ctx *ctx, listener *l, json_object *asked,
   return 0;
 }
 
+/* Grants the taskIds of `asked` that the caller may see, into
+ * l->task_ids and `granted`, for a request that negotiated the tasks
+ * extension.  Returns 0, or -1 when out of memory. */
+static int listen_tasks(subscribe_ctx *ctx, listener *l, json_object *asked,
+                        json_object *granted) {
+  size_t n = json_object_array_length(asked);
+  json_object *ext;
+
+  if (ctx->task_visible == NULL ||
+      !json_object_object_get_ex(l->request->client_capabilities, "extensions",
+                                 &ext) ||
+      !json_object_object_get_ex(ext, ERA_EXT_TASKS, NULL))
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *id = json_object_get_string(json_object_array_get_idx(asked, i));
+    if (!ctx->task_visible(ctx->task_arg, id, l->request) ||
+        (l->task_ids != NULL &&
+         json_object_object_get_ex(l->task_ids, id, NULL)))
+      continue;
+    if (l->task_ids == NULL &&
+        (l->task_ids = json_object_new_object()) == NULL)
+      return -1;
+    json_object_object_add(l->task_ids, id, NULL);
+    json_object_array_add(granted, json_object_new_string(id));
+  }
+  return 0;
+}
+
+/* Whether `v` is an array of strings. */
+static int string_array(json_object *v) {
+  int ok = json_object_is_type(v, json_type_array);
+  for (size_t i = 0; ok && i < json_object_array_length(v); i++)
+    ok = json_object_is_type(json_object_array_get_idx(v, i), json_type_string);
+  return ok;
+}
+
+void subscribe_task_changed(subscribe_ctx *ctx, const char *id,
+                            json_object *task) {
+  for (listener *l = ctx->listeners; l; l = l->next)
+    if (l->task_ids != NULL && json_object_object_get_ex(l->task_ids, id, NULL)) {
+      json_object *copy = NULL;
+      if (json_object_deep_copy(task, &copy, NULL) == 0)
+        listen_notify(l, "notifications/tasks", copy);
+    }
+  json_object_put(task);
+}
+
 void subscribe_listen(subscribe_ctx *ctx, request *r) {
   json_object *asked = NULL, *v, *granted, *params;
   listener *l;
@@ -308,12 +357,15 @@ void subscribe_listen(subscribe_ctx *ctx, request *r) {
                          listen_flags[i].flag, NULL);
         return;
       }
+    if (json_object_object_get_ex(asked, "taskIds", &v) && !string_array(v)) {
+      request_fail(r, JSONRPC_INVALID_PARAMS,
+                   "Invalid params: notifications.taskIds must be an array "
+                   "of task ids",
+                   NULL);
+      return;
+    }
     if (json_object_object_get_ex(asked, "resourceSubscriptions", &v)) {
-      int ok = json_object_is_type(v, json_type_array);
-      for (size_t i = 0; ok && i < json_object_array_length(v); i++)
-        ok = json_object_is_type(json_object_array_get_idx(v, i),
-                                 json_type_string);
-      if (!ok) {
+      if (!string_array(v)) {
         request_fail(r, JSONRPC_INVALID_PARAMS,
                      "Invalid params: notifications.resourceSubscriptions "
                      "must be an array of URIs",
@@ -341,6 +393,17 @@ void subscribe_listen(subscribe_ctx *ctx, request *r) {
     json_object_object_add(granted, "resourceSubscriptions", uris);
     if (listen_resources(ctx, l, v, uris) != 0) {
       /* Undo what was counted; the listen never opened. */
+      json_object_put(granted);
+      l->next = ctx->listeners;
+      ctx->listeners = l;
+      listen_end(ctx, l, 0);
+      return;
+    }
+  }
+  if (json_object_object_get_ex(asked, "taskIds", &v)) {
+    json_object *ids = json_object_new_array();
+    json_object_object_add(granted, "taskIds", ids);
+    if (listen_tasks(ctx, l, v, ids) != 0) {
       json_object_put(granted);
       l->next = ctx->listeners;
       ctx->listeners = l;

@@ -26,6 +26,10 @@ typedef struct subscribe_ctx {
   struct lh_table *by_uri; /* URI -> who subscribed, what was told */
   /* Open subscriptions/listen streams (2026-07-28), newest first. */
   struct listener *listeners;
+  /* Whether the caller of `r` may hear of task `id` (a listen's
+   * taskIds); NULL grants none.  Set by the owner. */
+  int (*task_visible)(void *arg, const char *id, const request *r);
+  void *task_arg;
 } subscribe_ctx;
 
 int subscribe_init(subscribe_ctx *ctx, registry *reg);
@@ -42,6 +46,10 @@ void subscribe_listen(subscribe_ctx *ctx, request *r);
 /* The client cancelled `r`: when it is an open listen, it ends without a
  * response and this returns 1; else 0. */
 int subscribe_cancel(subscribe_ctx *ctx, request *r);
+/* Task `id` changed: each open listen that asked for it (taskIds) gets
+ * notifications/tasks with `task` (consumed). */
+void subscribe_task_changed(subscribe_ctx *ctx, const char *id,
+                            json_object *task);
 
 /* Session `s` went away: its subscriptions end, and its open listens get
  * their final response first, as at shutdown. */

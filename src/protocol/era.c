@@ -418,6 +418,10 @@ int era_check_headers(era_header_fn get, void *ctx, const char *method,
     key = "name";
   else if (strcmp(method, "resources/read") == 0)
     key = "uri";
+  else if (strcmp(method, "tasks/get") == 0 ||
+           strcmp(method, "tasks/update") == 0 ||
+           strcmp(method, "tasks/cancel") == 0)
+    key = "taskId"; /* so a proxy routes them to the task's process */
   /* Without the value in the body there is nothing to compare: the
    * handler answers the missing parameter. */
   if (key != NULL && json_object_object_get_ex(params, key, &value) &&

@@ -35,6 +35,9 @@ extern const char *const era_modern_versions[];
 #define ERA_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define ERA_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 #define ERA_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
+/* Tasks: what relates a message to a task, and the extension's name. */
+#define ERA_META_RELATED_TASK "io.modelcontextprotocol/related-task"
+#define ERA_EXT_TASKS "io.modelcontextprotocol/tasks"
 
 /* The modern-path error codes (reference section 3). */
 #define ERA_ERR_HEADER_MISMATCH (-32020)

@@ -273,6 +273,7 @@ void session_free(session *s) {
   free(s->outgoing);
   free(s->roots);
   free(s->client_caps_json);
+  free(s->owner);
   json_object_put(s->empty_params);
   json_object_put(s->subscriptions);
   if (s->tok != NULL)
@@ -328,9 +329,24 @@ static int answer_dropped(const request *r) {
   return r->session == NULL || (r->cancelled && !r->session->answer_cancelled);
 }
 
+/* Hands a run's answer to its sink and frees it. */
+static void sink_send(request *r, json_object *msg) {
+  json_object *result = NULL, *error = NULL;
+
+  json_object_object_get_ex(msg, "result", &result);
+  json_object_object_get_ex(msg, "error", &error);
+  r->sink->answer(r->sink_arg, r->result_type, result, error);
+  json_object_put(msg);
+  request_free(r);
+}
+
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
+  if (r->sink != NULL) {
+    sink_send(r, msg);
+    return;
+  }
   if (answer_dropped(r)) {
     /* Cancelled, or detached by session_free: nobody gets an answer. */
     json_object_put(msg);
@@ -346,7 +362,7 @@ static void request_send(request *r, json_object *msg) {
 
 /* Whether the reply can be written as text: a live, unbatched request. */
 static int can_write_text(request *r) {
-  return r->session != NULL && r->batch == NULL;
+  return r->session != NULL && r->batch == NULL && r->sink == NULL;
 }
 
 /* What a modern request's result carries beside its content. */
@@ -405,7 +421,7 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
 }
 
 void request_reply(request *r, json_object *result) {
-  if (r->modern) {
+  if (r->modern && r->sink == NULL) {
     era_result_info info = result_info(r);
     result = era_result_decorate(&info, result);
   }
@@ -437,7 +453,7 @@ void request_reply_raw(request *r, const char *result, size_t len) {
   json_tokener_free(tok);
   if (obj == NULL)
     request_fail(r, JSONRPC_INTERNAL_ERROR, "result is not valid JSON", NULL);
-  else if (r->modern)
+  else if (r->modern || r->sink != NULL)
     request_reply(r, obj);
   else
     request_send(r, jsonrpc_result(r->id, obj));
@@ -446,6 +462,48 @@ void request_reply_raw(request *r, const char *result, size_t len) {
 void request_fail(request *r, int code, const char *message,
                   json_object *data) {
   request_send(r, jsonrpc_error(r->id, code, message, data));
+}
+
+request *request_new_sink(session *s, const char *id, const char *method,
+                          json_object *params, int modern, json_object *caps,
+                          const request_sink *sink, void *arg) {
+  request *r = calloc(1, sizeof(*r));
+  json_object *msg = json_object_new_object();
+  json_object *copy = NULL;
+
+  if (r == NULL || msg == NULL ||
+      (caps != NULL && json_object_deep_copy(caps, &copy, NULL) != 0)) {
+    free(r);
+    json_object_put(msg);
+    json_object_put(params);
+    return NULL;
+  }
+  /* The message owns what the request points into, as a client's does. */
+  json_object_object_add(msg, "id", json_object_new_string(id));
+  json_object_object_add(msg, "method", json_object_new_string(method));
+  json_object_object_add(msg, "params", params);
+  if (copy != NULL)
+    json_object_object_add(msg, "capabilities", copy);
+  json_object_object_get_ex(msg, "id", &r->id);
+  r->method = json_object_get_string(json_object_object_get(msg, "method"));
+  r->params = json_object_get(params);
+  r->message = msg;
+  r->session = s;
+  r->modern = modern;
+  r->client_capabilities = copy;
+  r->log_level = -1;
+  r->sink = sink;
+  r->sink_arg = arg;
+  return r;
+}
+
+int session_set_owner(session *s, const char *owner) {
+  char *copy = strdup(owner != NULL ? owner : "");
+  if (copy == NULL)
+    return -1;
+  free(s->owner);
+  s->owner = copy;
+  return 0;
 }
 
 request *session_find_request(session *s, json_object *id) {

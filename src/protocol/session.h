@@ -44,6 +44,23 @@ typedef struct session_io {
   void *ctx;
 } session_io;
 
+struct request;
+
+/* Where the answer of a request that no client sent goes: a task's run
+ * (request_new_sink()), whose call answers into the task, not a stream. */
+typedef struct request_sink {
+  /* The answer: `result` as built (without a modern result's resultType
+   * and _meta; `result_type` is request.result_type) or the JSON-RPC
+   * `error` object; both borrowed for the call.  `arg` is the request's
+   * sink_arg, NULL once its owner let go of it. */
+  void (*answer)(void *arg, const char *result_type, json_object *result,
+                 json_object *error);
+  /* The call set its status message (copied by the callee). */
+  void (*status)(void *arg, const char *message);
+  /* The call sent its client a request (+1), or one ended (-1). */
+  void (*asking)(void *arg, int delta);
+} request_sink;
+
 typedef struct request {
   struct session *session; /* NULL once the session is gone */
   json_object *message;    /* the whole message; owns what follows */
@@ -78,6 +95,17 @@ typedef struct request {
    * Mcp-Param-*), NULL on stdio and for legacy requests. */
   int (*header)(void *ctx, const char *name, struct strbuf *out);
   void *header_ctx;
+  /* A task's run: where its answer goes, and the task's id, which what
+   * its call sends the client carries as related-task _meta.  A run is in
+   * no session's lists; its owner sets `session` (NULL: none). */
+  const request_sink *sink;
+  void *sink_arg;
+  const char *task_id;
+  /* A call that may turn into a task (mcpd_host.task_begin()): returns
+   * the run that takes the call over, after answering `r` with the task;
+   * NULL when it cannot.  Set by the handler; NULL for most requests. */
+  struct request *(*begin_task)(void *arg, struct request *r);
+  void *begin_arg;
 } request;
 
 /* The answer to a request the server sent the client: exactly one of
@@ -149,6 +177,9 @@ typedef struct session {
    * link the answer is how the host learns that the call stopped (and
    * spares the worker the kill that awaits a call ignoring it). */
   int answer_cancelled;
+  /* Who the client is, for what outlives the session (tasks): the
+   * identity its credentials speak for, "" for anyone.  Owned. */
+  char *owner;
   void *data; /* the owner's */
 } session;
 
@@ -205,6 +236,18 @@ const char *session_request_related(session *s, const request *related,
  * `error`'s code and message.  Nothing happens for an unknown id. */
 void session_cancel_request(session *s, const char *id, int code,
                             const char *message);
+
+/* A request no client sent, for a task's run: `method` with `params`
+ * (consumed) under `id` (copied), answered into `sink`.  `caps` (copied;
+ * may be NULL) are the capabilities a modern run's call sees.  It is in
+ * no session's lists, so its owner keeps `session` true (NULL when the
+ * session it reports to is gone).  NULL when out of memory. */
+request *request_new_sink(session *s, const char *id, const char *method,
+                          json_object *params, int modern, json_object *caps,
+                          const request_sink *sink, void *arg);
+
+/* Sets who the session's client is (session.owner); NULL is "". */
+int session_set_owner(session *s, const char *owner);
 
 /* Finds a request in flight by id, in O(1). */
 request *session_find_request(session *s, json_object *id);

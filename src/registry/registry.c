@@ -160,6 +160,46 @@ static void add_hint(json_object *annotations, const char *key, int hint) {
     json_object_object_add(annotations, key, json_object_new_boolean(0));
 }
 
+/* execution.taskSupport, when not the default "forbidden", and the
+ * start that is not the default. */
+static void add_task_support(json_object *listing, int support, int start) {
+  static const char *const names[] = {"forbidden", "optional", "required"};
+  json_object *v;
+
+  if (support == MCPD_TASK_FORBIDDEN)
+    return;
+  v = json_object_new_object();
+  json_object_object_add(v, "taskSupport",
+                         json_object_new_string(names[support]));
+  json_object_object_add(listing, "execution", v);
+  if (start == MCPD_TASK_ON_REQUEST) {
+    v = json_object_new_object();
+    json_object_object_add(v, REG_TASK_START_META,
+                           json_object_new_string("on-request"));
+    json_object_object_add(listing, "_meta", v);
+  }
+}
+
+/* What a listing says of its tool's tasks (reg_entry_remote). */
+static void read_task_support(reg_entry *e, json_object *item) {
+  json_object *v, *w;
+  const char *s;
+
+  if (json_object_object_get_ex(item, "execution", &v) &&
+      json_object_object_get_ex(v, "taskSupport", &w) &&
+      (s = json_object_get_string(w)) != NULL &&
+      json_object_is_type(w, json_type_string))
+    e->task_support = strcmp(s, "required") == 0   ? MCPD_TASK_REQUIRED
+                      : strcmp(s, "optional") == 0 ? MCPD_TASK_OPTIONAL
+                                                   : MCPD_TASK_FORBIDDEN;
+  if (e->task_support != MCPD_TASK_FORBIDDEN &&
+      json_object_object_get_ex(item, "_meta", &v) &&
+      json_object_object_get_ex(v, REG_TASK_START_META, &w) &&
+      json_object_is_type(w, json_type_string) &&
+      strcmp(json_object_get_string(w), "on-request") == 0)
+    e->task_start = MCPD_TASK_ON_REQUEST;
+}
+
 static int valid_hint(int hint) {
   return hint >= MCPD_HINT_FALSE && hint <= MCPD_HINT_TRUE;
 }
@@ -199,6 +239,15 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
     snprintf(err, errlen, "tool \"%s\" sets reserved fields", def->name);
     return NULL;
   }
+  if (def->task_support < MCPD_TASK_FORBIDDEN ||
+      def->task_support > MCPD_TASK_REQUIRED ||
+      def->task_start < MCPD_TASK_AT_START ||
+      def->task_start > MCPD_TASK_ON_REQUEST) {
+    snprintf(err, errlen,
+             "tool \"%s\" has an unknown task_support %d or task_start %d",
+             def->name, def->task_support, def->task_start);
+    return NULL;
+  }
 
   t = entry_new(REG_TOOL, def->name, owner, def->data, def->exec);
   if (t == NULL) {
@@ -206,6 +255,9 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
     return NULL;
   }
   t->cb = def->call;
+  t->task_support = def->task_support;
+  t->task_start = def->task_support != MCPD_TASK_FORBIDDEN ? def->task_start
+                                                           : MCPD_TASK_AT_START;
   {
     char why[300];
     const char *text =
@@ -249,6 +301,7 @@ reg_tool *reg_tool_new(const mcpd_tool *def, struct plugin *owner, char *err,
     json_object_object_add(t->listing, "annotations", annotations);
   else
     json_object_put(annotations);
+  add_task_support(t->listing, t->task_support, t->task_start);
   return t;
 
 fail:
@@ -533,6 +586,7 @@ reg_entry *reg_entry_remote(reg_kind kind, json_object *item,
         json_object_is_type(v, json_type_object) &&
         json_object_deep_copy(v, &e->output_schema, NULL) != 0)
       goto oom;
+    read_task_support(e, item);
     break;
   case REG_RESOURCE:
   case REG_TEMPLATE:

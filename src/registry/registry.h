@@ -49,6 +49,8 @@ typedef struct reg_entry {
   mcpd_tool_cb cb;
   json_object *input_schema;  /* owned */
   json_object *output_schema; /* owned, may be NULL */
+  int task_support; /* mcpd_task_support */
+  int task_start;   /* mcpd_task_start */
   /* resources and templates */
   mcpd_read_cb read;
   mcpd_subscribe_cb subscribe;
@@ -65,6 +67,11 @@ typedef struct reg_entry {
 } reg_entry;
 
 typedef reg_entry reg_tool;
+
+/* A tool listing's _meta key that says it becomes a task only when its
+ * callback asks (MCPD_TASK_ON_REQUEST), so an isolated plugin's host
+ * knows it too; a client may read it as a hint. */
+#define REG_TASK_START_META "io.mcpd/taskStart"
 
 /* One kind's entries. */
 typedef struct reg_table {
