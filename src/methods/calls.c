@@ -425,6 +425,8 @@ void calls_tools_call(registry *reg, call_exec *exec, tasks *ts,
     calls_fail_named(r, JSONRPC_INVALID_PARAMS, "Unknown tool: ", name, NULL);
     return;
   }
+  if (tasks_refuse(ts, r, tool))
+    return;
   /* params may be shared: an absent arguments object is made, not added. */
   if (args == NULL || json_object_is_type(args, json_type_null))
     args = json_object_new_object();

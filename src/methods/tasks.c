@@ -304,7 +304,7 @@ static void set_status(task *t, task_status status) {
 /* tasks/result's answer for an ended task: exactly what the call would
  * have answered, with the related-task _meta. */
 static void answer_result(task *t, request *r) {
-  json_object *result, *meta, *rel;
+  json_object *result = NULL, *meta, *rel;
   char text[200];
 
   if (t->result == NULL) {
@@ -628,41 +628,50 @@ static request *begin_cb(void *arg, request *r) {
   return run;
 }
 
-int tasks_tools_call(tasks *ts, request *r, reg_tool *tool, json_object *args,
-                     json_object *answers) {
+int tasks_refuse(tasks *ts, request *r, reg_tool *tool) {
   int asked = json_object_object_get_ex(r->params, "task", NULL);
-  task *t;
 
   if (ts->exec->worker)
     return 0; /* the host keeps its client's tasks */
   if (r->modern) {
     /* Server-directed: a legacy `task` param is tolerated and means
      * nothing; the tool and the request's extension decide. */
-    if (tool->task_support == MCPD_TASK_FORBIDDEN)
+    if (tool->task_support != MCPD_TASK_REQUIRED || has_extension(r))
       return 0;
-    if (!has_extension(r)) {
-      if (tool->task_support != MCPD_TASK_REQUIRED)
-        return 0;
-      fail_missing(r, "this tool (it runs only as a task)");
-      return 1;
-    }
-    if (tool->task_start == MCPD_TASK_ON_REQUEST) {
-      r->begin_task = begin_cb;
-      r->begin_arg = ts;
-      return 0;
-    }
-  } else if (!asked) {
-    if (tool->task_support != MCPD_TASK_REQUIRED)
-      return 0;
+    fail_missing(r, "this tool (it runs only as a task)");
+    return 1;
+  }
+  if (asked && tool->task_support == MCPD_TASK_FORBIDDEN) {
+    request_fail(r, JSONRPC_METHOD_NOT_FOUND,
+                 "Tool does not support task-augmented execution", NULL);
+    return 1;
+  }
+  if (!asked && tool->task_support == MCPD_TASK_REQUIRED) {
     request_fail(r, JSONRPC_METHOD_NOT_FOUND,
                  "Tool requires task-augmented execution: call it with "
                  "params.task",
                  NULL);
     return 1;
-  } else if (tool->task_support == MCPD_TASK_FORBIDDEN) {
-    request_fail(r, JSONRPC_METHOD_NOT_FOUND,
-                 "Tool does not support task-augmented execution", NULL);
-    return 1;
+  }
+  return 0;
+}
+
+int tasks_tools_call(tasks *ts, request *r, reg_tool *tool, json_object *args,
+                     json_object *answers) {
+  task *t;
+
+  if (ts->exec->worker || tool->task_support == MCPD_TASK_FORBIDDEN)
+    return 0;
+  if (r->modern) {
+    if (!has_extension(r))
+      return 0;
+    if (tool->task_start == MCPD_TASK_ON_REQUEST) {
+      r->begin_task = begin_cb;
+      r->begin_arg = ts;
+      return 0;
+    }
+  } else if (!json_object_object_get_ex(r->params, "task", NULL)) {
+    return 0;
   }
   if ((t = task_new(ts, r, tool, args, answers)) == NULL)
     return 1;

@@ -52,6 +52,10 @@ void tasks_shutdown(tasks *ts, int abandon);
 /* Frees every task (after the loop ran its last turn). */
 void tasks_free(tasks *ts);
 
+/* tools/call of `tool`, before its arguments are checked: returns 1 after
+ * refusing a call the tool's task support rules out (a task asked of a
+ * tool that forbids them, a task-only tool called without one), else 0. */
+int tasks_refuse(tasks *ts, request *r, reg_tool *tool);
 /* tools/call of `tool` with checked `args` and a modern retry's `answers`
  * (may be NULL): returns 1 when it answered `r` (a task was created, or a
  * refusal), 0 when the caller runs the call as usual -- then `r` may have

@@ -87,6 +87,14 @@ const TOOLS = [
   'test_trigger_prompt_change',
   'test_param_headers',
   'json_schema_2020_12_tool',
+  // Tasks (examples/everything/tasks.c).
+  'greet',
+  'slow_compute',
+  'failing_job',
+  'protocol_error_job',
+  'confirm_delete',
+  'multi_input',
+  'test_tool_with_task',
 ];
 
 /** Input schemas of the tools that take arguments; the others take none. */
@@ -111,6 +119,12 @@ const INPUT_SCHEMAS = {
     required: ['message'],
   },
   json_schema_2020_12_tool: JSON_SCHEMA_2020_12,
+  greet: { type: 'object', properties: { name: { type: 'string' } } },
+  slow_compute: {
+    type: 'object',
+    properties: { seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } },
+  },
+  confirm_delete: { type: 'object', properties: { filename: { type: 'string' } } },
 };
 
 /** Tools that answer at once with a fixed result. */
@@ -397,6 +411,7 @@ describe('everything fixture (SDK client)', () => {
       prompts: { listChanged: true },
       logging: {},
       completions: {},
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     });
   });
 

@@ -291,7 +291,9 @@ START_TEST(test_capabilities) {
                                "true},\"resources\":{\"subscribe\":true,"
                                "\"listChanged\":true},\"prompts\":{"
                                "\"listChanged\":true},\"logging\":{},"
-                               "\"completions\":{}}"));
+                               "\"completions\":{},\"tasks\":{\"list\":{},"
+                               "\"cancel\":{},\"requests\":{\"tools\":"
+                               "{\"call\":{}}}}}"));
 }
 END_TEST
 
