@@ -268,22 +268,30 @@ describe('tasks over HTTP (SDK 1.x)', () => {
 });
 
 describe('the SDK 2.x client, which has no task API', () => {
-  test('task-capable tools answer it as plain calls; a task-only tool names the extension', async (t) => {
-    const { Client: Client2 } = await import('@modelcontextprotocol/client');
-    const server = await startHttp(['everything']);
-    t.after(() => stop(server.child));
-    const { StreamableHTTPClientTransport: Transport2 } = await import('@modelcontextprotocol/client');
-    const client = new Client2({ name: 'mcpd-e2e-tasks-2x', version: '0.0.0' });
-    await client.connect(new Transport2(new URL(server.url)));
-    t.after(() => client.close());
-    const plain = await client.callTool({ name: 'slow_compute', arguments: { seconds: 0, label: 'v2' } });
-    assert.equal(plain.content[0].text, 'v2: computed in 0 s');
-    let code;
-    try {
-      await client.callTool({ name: 'failing_job', arguments: {} });
-    } catch (err) {
-      code = err.code;
-    }
-    assert.ok(code === -32021 || code === -32601, `refused: ${code}`);
-  });
+  // In each era it negotiates: task-capable tools answer plainly, and a
+  // task-only tool is refused with what it needs.
+  for (const [era, options, refusal] of [
+    ['2026-07-28', { versionNegotiation: { mode: 'auto' } }, -32021],
+    ['2025-11-25', {}, -32601],
+  ]) {
+    test(`${era}: plain answers from task-capable tools; a task-only tool is ${refusal}`, async (t) => {
+      const { Client: Client2, StreamableHTTPClientTransport: Transport2 } = await import(
+        '@modelcontextprotocol/client'
+      );
+      const server = await startHttp(['everything']);
+      t.after(() => stop(server.child));
+      const client = new Client2({ name: 'mcpd-e2e-tasks-2x', version: '0.0.0' }, options);
+      await client.connect(new Transport2(new URL(server.url)));
+      t.after(() => client.close());
+      const plain = await client.callTool({ name: 'slow_compute', arguments: { seconds: 0, label: 'v2' } });
+      assert.equal(plain.content[0].text, 'v2: computed in 0 s');
+      let code;
+      try {
+        await client.callTool({ name: 'failing_job', arguments: {} });
+      } catch (err) {
+        code = err.code;
+      }
+      assert.equal(code, refusal);
+    });
+  }
 });
