@@ -421,7 +421,14 @@ async function startNode(dir, plugins, node) {
   const child = track(
     spawn(
       MCPD,
-      ['--transport', 'http', '--listen', `unix:${socket}`, '--config', config, '--plugins', plugins, '--no-watch'],
+      [
+        '--transport', 'http',
+        '--listen', `unix:${socket}`,
+        '--session-prefix', `${node}.`,
+        '--config', config,
+        '--plugins', plugins,
+        '--no-watch',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     ),
   );
@@ -445,9 +452,10 @@ async function startNode(dir, plugins, node) {
 async function startNginx(dir, port) {
   let site = await fsp.readFile(EXAMPLE, 'utf8');
   for (const node of NODES) {
+    // In the round-robin upstream, and in the process's own (tasks).
     const from = `server unix:/run/mcpd/${node}/mcpd.sock;`;
-    assert.equal(site.split(from).length - 1, 1, `${EXAMPLE} names ${from} once`);
-    site = site.replace(from, `server unix:${path.join(dir, `${node}.sock`)};`);
+    assert.equal(site.split(from).length - 1, 2, `${EXAMPLE} names ${from} twice`);
+    site = site.split(from).join(`server unix:${path.join(dir, `${node}.sock`)};`);
   }
   const listen = '    listen 80;\n    listen [::]:80;\n';
   assert.ok(site.includes(listen), `${EXAMPLE} listens on port 80`);
@@ -554,6 +562,53 @@ describe('stateless scale-out: two mcpd behind round-robin nginx', { skip: SKIP 
       assert.ok(r.messages.some((m) => m.method === 'notifications/progress'));
       assertResult(r, `progress ${i}`);
     }
+  });
+
+  test('tasks/get, tasks/update and tasks/cancel reach the process that holds the task', async () => {
+    const ext = envelope({}, { elicitation: {}, extensions: { [`${K}tasks`]: {} } });
+    const made = { a: 0, b: 0 };
+    for (let i = 0; i < 4; i++) {
+      // Round robin: the tasks are made on both processes.
+      const created = await send(url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { meta: ext });
+      assert.equal(created.answer?.result?.resultType, 'task', JSON.stringify(created.answer));
+      const id = created.answer.result.taskId;
+      assert.match(id, /^[ab]\.task-[0-9a-f]{32}$/);
+      made[id[0]]++;
+      // Each poll would find the task on one process in two without the
+      // map; through it, every one does.
+      let status;
+      for (let k = 0; k < 40 && status !== 'completed'; k++) {
+        const got = await send(url, 'tasks/get', { taskId: id }, { meta: ext, headers: { 'mcp-name': id } });
+        assertResult(got, `tasks/get ${k} of ${id}`);
+        status = got.answer.result.status;
+        if (status !== 'completed') await sleep(50);
+      }
+      assert.equal(status, 'completed');
+    }
+    assert.ok(made.a > 0 && made.b > 0, `tasks on both processes: ${JSON.stringify(made)}`);
+    // tasks/update and tasks/cancel too.
+    const asking = await send(url, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'n' } }, { meta: ext });
+    const id = asking.answer.result.taskId;
+    let task;
+    for (let k = 0; k < 40; k++) {
+      task = (await send(url, 'tasks/get', { taskId: id }, { meta: ext, headers: { 'mcp-name': id } })).answer.result;
+      if (task.status === 'input_required') break;
+      await sleep(50);
+    }
+    assert.equal(task.status, 'input_required');
+    const update = await send(url, 'tasks/update', { taskId: id, inputResponses: { confirm_delete: { action: 'decline' } } }, {
+      meta: ext,
+      headers: { 'mcp-name': id },
+    });
+    assertResult(update, 'tasks/update');
+    const long = await send(url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, { meta: ext });
+    const longId = long.answer.result.taskId;
+    for (let k = 0; k < 2; k++) {
+      const cancel = await send(url, 'tasks/cancel', { taskId: longId }, { meta: ext, headers: { 'mcp-name': longId } });
+      assertResult(cancel, `tasks/cancel ${k}`);
+    }
+    const log = await fsp.readFile(path.join(dir, 'access.log'), 'utf8');
+    assert.ok(!/status=5\d\d/.test(log), 'no request failed in nginx');
   });
 
   test('errors keep their status through nginx', async () => {
