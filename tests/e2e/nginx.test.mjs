@@ -268,7 +268,7 @@ describe('nginx in front of two mcpd processes', { skip: SKIP }, () => {
     // sockets and temp directories in here (but not list them).
     if (process.getuid?.() === 0) await fsp.chmod(dir, 0o711);
     // One plugin directory for both processes, as in a deployment.
-    const plugins = await makePluginDir(['echo', 'good']);
+    const plugins = await makePluginDir(['echo', 'good', 'everything']);
     for (const node of NODES) mcpd[node] = await startMcpd(dir, plugins, node);
     for (let attempt = 0; ; attempt++) {
       port = await freePort();
@@ -355,6 +355,45 @@ describe('nginx in front of two mcpd processes', { skip: SKIP }, () => {
       const right = await request({ socketPath: mcpd[s.node].socket, ...ping(s.sid) });
       assert.equal(right.status, 200, `${s.sid} sent to ${s.node}`);
     }
+  });
+
+  test('a modern client’s tasks: made round robin, each polled on its own process (Mcp-Name)', async () => {
+    const K = 'io.modelcontextprotocol/';
+    const meta = {
+      [`${K}protocolVersion`]: '2026-07-28',
+      [`${K}clientCapabilities`]: { extensions: { [`${K}tasks`]: {} } },
+      [`${K}clientInfo`]: { name: 'nginx-tasks', version: '0.0.0' },
+    };
+    const send = async (method, params, name) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          'mcp-name': name,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } }),
+      });
+      return res.json();
+    };
+    const owners = new Set();
+    for (let i = 0; i < 4; i++) {
+      const created = await send('tools/call', { name: 'slow_compute', arguments: { seconds: 0.1 } }, 'slow_compute');
+      const id = created.result?.taskId;
+      assert.match(id ?? '', /^[ab]\.task-/, JSON.stringify(created));
+      owners.add(id[0]);
+      let status;
+      for (let k = 0; k < 40 && status !== 'completed'; k++) {
+        const got = await send('tasks/get', { taskId: id }, id);
+        assert.ok(got.result, `tasks/get ${k} of ${id}: ${JSON.stringify(got)}`);
+        status = got.result.status;
+        if (status !== 'completed') await sleep(50);
+      }
+      assert.equal(status, 'completed');
+    }
+    assert.equal(owners.size, 2, 'tasks were made on both processes');
   });
 
   test('HTTP+SSE (2024-11-05): /sse on any process, /messages?sessionId= to its owner', async () => {
