@@ -142,12 +142,10 @@ int tasks_multi_input(mcpd_call *call, const mcpd_request *req) {
   if (first == NULL || second == NULL)
     rc = req->host->result_error(call, "an input is missing");
   else
-    rc = req->host->result_textf(call, "Got %s and %s",
-                                 accepted(first, "name") ? accepted(first, "name")
-                                                         : "?",
-                                 accepted(second, "name")
-                                     ? accepted(second, "name")
-                                     : "?");
+    rc = req->host->result_textf(
+        call, "Got %s and %s",
+        accepted(first, "name") ? accepted(first, "name") : "?",
+        accepted(second, "name") ? accepted(second, "name") : "?");
   json_object_put(first);
   json_object_put(second);
   return rc;

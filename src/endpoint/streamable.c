@@ -503,8 +503,7 @@ static hsession *hsession_new(streamable *h, int legacy) {
 static session *modern_open(void *arg, session_write_fn write, void *ctx) {
   streamable *h = arg;
   session *s = h->cb.open(h->cb.arg, write, ctx);
-  if (s != NULL &&
-      session_set_owner(s, h->auth != NULL ? h->who : "") != 0) {
+  if (s != NULL && session_set_owner(s, h->auth != NULL ? h->who : "") != 0) {
     h->cb.close(h->cb.arg, s);
     return NULL;
   }

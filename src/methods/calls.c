@@ -403,8 +403,7 @@ static json_object *error_result(const char *text) {
   return result;
 }
 
-void calls_tools_call(registry *reg, call_exec *exec, tasks *ts,
-                      request *r) {
+void calls_tools_call(registry *reg, call_exec *exec, tasks *ts, request *r) {
   const char *name = name_param(r, r->params, "name", "", "Unknown tool: ");
   json_object *args = NULL, *answers;
   reg_tool *tool;

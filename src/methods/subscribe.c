@@ -305,13 +305,13 @@ static int listen_tasks(subscribe_ctx *ctx, listener *l, json_object *asked,
       !json_object_object_get_ex(ext, ERA_EXT_TASKS, NULL))
     return 0;
   for (size_t i = 0; i < n; i++) {
-    const char *id = json_object_get_string(json_object_array_get_idx(asked, i));
+    const char *id =
+        json_object_get_string(json_object_array_get_idx(asked, i));
     if (!ctx->task_visible(ctx->task_arg, id, l->request) ||
         (l->task_ids != NULL &&
          json_object_object_get_ex(l->task_ids, id, NULL)))
       continue;
-    if (l->task_ids == NULL &&
-        (l->task_ids = json_object_new_object()) == NULL)
+    if (l->task_ids == NULL && (l->task_ids = json_object_new_object()) == NULL)
       return -1;
     json_object_object_add(l->task_ids, id, NULL);
     json_object_array_add(granted, json_object_new_string(id));
@@ -330,7 +330,8 @@ static int string_array(json_object *v) {
 void subscribe_task_changed(subscribe_ctx *ctx, const char *id,
                             json_object *task) {
   for (listener *l = ctx->listeners; l; l = l->next)
-    if (l->task_ids != NULL && json_object_object_get_ex(l->task_ids, id, NULL)) {
+    if (l->task_ids != NULL &&
+        json_object_object_get_ex(l->task_ids, id, NULL)) {
       json_object *copy = NULL;
       if (json_object_deep_copy(task, &copy, NULL) == 0)
         listen_notify(l, "notifications/tasks", copy);

@@ -44,10 +44,10 @@ typedef struct task {
   session *session; /* legacy: hears its status and asks; NULL once gone */
   int modern;       /* made through the 2026-07-28 extension */
   task_status status;
-  char *message;                   /* statusMessage, or NULL */
-  int64_t created_ms, updated_ms;  /* wall clock */
+  char *message;                  /* statusMessage, or NULL */
+  int64_t created_ms, updated_ms; /* wall clock */
   uint64_t ttl_ms;
-  uint64_t expires; /* loop time it is dropped; 0 while it runs */
+  uint64_t expires;    /* loop time it is dropped; 0 while it runs */
   json_object *result; /* what the call answered (completed; legacy failed) */
   json_object *error;  /* the JSON-RPC error it answered (failed) */
   /* Modern input: the requests still unanswered, as tasks/get shows
@@ -511,8 +511,7 @@ static task *task_new(tasks *ts, request *r, reg_tool *tool, json_object *args,
     snprintf(text, sizeof(text),
              "Server busy: %zu tasks are kept (the limit%s); retry when "
              "some have ended and expired",
-             ts->count >= ts->opts->max_tasks ? ts->count
-                                              : owned_by(ts, owner),
+             ts->count >= ts->opts->max_tasks ? ts->count : owned_by(ts, owner),
              ts->count >= ts->opts->max_tasks ? "" : " for one client");
     request_fail(r, JSONRPC_SERVER_BUSY, text, NULL);
     return NULL;
@@ -787,8 +786,8 @@ void tasks_cancel(tasks *ts, request *r) {
       request_reply(r, NULL);
     } else {
       char text[160];
-      snprintf(text, sizeof(text),
-               "Cannot cancel task: it is already %s", status_names[t->status]);
+      snprintf(text, sizeof(text), "Cannot cancel task: it is already %s",
+               status_names[t->status]);
       request_fail(r, JSONRPC_INVALID_PARAMS, text, NULL);
     }
     return;

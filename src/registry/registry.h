@@ -49,8 +49,8 @@ typedef struct reg_entry {
   mcpd_tool_cb cb;
   json_object *input_schema;  /* owned */
   json_object *output_schema; /* owned, may be NULL */
-  int task_support; /* mcpd_task_support */
-  int task_start;   /* mcpd_task_start */
+  int task_support;           /* mcpd_task_support */
+  int task_start;             /* mcpd_task_start */
   /* resources and templates */
   mcpd_read_cb read;
   mcpd_subscribe_cb subscribe;

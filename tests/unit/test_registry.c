@@ -92,6 +92,53 @@ START_TEST(test_tool_new_refusals) {
   def.input_schema = NULL;
   def.output_schema = "[]";
   assert_refused(&def, "output schema");
+  def.output_schema = NULL;
+  def.task_support = 3;
+  assert_refused(&def, "unknown task_support 3");
+  def.task_support = MCPD_TASK_OPTIONAL;
+  def.task_start = -1;
+  assert_refused(&def, "task_start -1");
+}
+END_TEST
+
+/* Task support is listed as execution.taskSupport, and an isolated
+ * plugin's host reads it back from the listing, start included. */
+START_TEST(test_task_support_listed) {
+  mcpd_tool def = {0};
+  char err[256] = "";
+  reg_tool *t, *copy;
+  json_object *listed;
+
+  def.name = "job";
+  def.call = dummy_cb;
+  def.task_support = MCPD_TASK_REQUIRED;
+  def.task_start = MCPD_TASK_ON_REQUEST;
+  t = reg_tool_new(&def, NULL, err, sizeof(err));
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(plain(t->listing),
+                   "{\"name\":\"job\",\"inputSchema\":{\"type\":"
+                   "\"object\"},\"execution\":{\"taskSupport\":"
+                   "\"required\"},\"_meta\":{\"io.mcpd/taskStart\":"
+                   "\"on-request\"}}");
+  /* As a worker's tools/list brings it: parsed from text. */
+  listed = json_tokener_parse(plain(t->listing));
+  copy = reg_entry_remote(REG_TOOL, listed, NULL, err, sizeof(err));
+  json_object_put(listed);
+  ck_assert_msg(copy != NULL, "%s", err);
+  ck_assert_int_eq(copy->task_support, MCPD_TASK_REQUIRED);
+  ck_assert_int_eq(copy->task_start, MCPD_TASK_ON_REQUEST);
+  reg_entry_release(copy);
+  reg_entry_release(t);
+
+  /* Forbidden, the default, is not listed; a start without support means
+   * nothing. */
+  def.task_support = MCPD_TASK_FORBIDDEN;
+  t = reg_tool_new(&def, NULL, err, sizeof(err));
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(plain(t->listing), "{\"name\":\"job\",\"inputSchema\":"
+                                      "{\"type\":\"object\"}}");
+  ck_assert_int_eq(t->task_start, MCPD_TASK_AT_START);
+  reg_entry_release(t);
 }
 END_TEST
 
@@ -348,6 +395,7 @@ Suite *registry_suite(void) {
   tcase_add_test(tc, test_valid_name);
   tcase_add_test(tc, test_tool_new_refusals);
   tcase_add_test(tc, test_listing);
+  tcase_add_test(tc, test_task_support_listed);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("core");
