@@ -92,6 +92,7 @@ int tasks_slow_compute(mcpd_call *call, const mcpd_request *req) {
 
   for (long done = 0; done < total; done += 250) {
     req->host->task_status(call, "%s: %ld of %ld ms", label, done, total);
+    req->host->progress(call, (double)done, (double)total, NULL);
     if (nap(call, req, total - done < 250 ? total - done : 250))
       return req->host->result_error(call, "%s was cancelled", label);
   }

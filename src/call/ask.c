@@ -109,27 +109,6 @@ static void ask_timeout(uv_timer_t *t) {
   session_cancel_request(a->session, a->id, JSONRPC_REQUEST_TIMEOUT, why);
 }
 
-/* A task's request to its client says which task it is for:
- * _meta["io.modelcontextprotocol/related-task"] = {"taskId": ...}.
- * Returns 0, or -1 when out of memory. */
-static int related_task(client_ask *a, const char *task_id) {
-  json_object *meta = NULL, *rel;
-
-  if (a->params == NULL && (a->params = json_object_new_object()) == NULL)
-    return -1;
-  if (!json_object_object_get_ex(a->params, "_meta", &meta) ||
-      !json_object_is_type(meta, json_type_object)) {
-    if ((meta = json_object_new_object()) == NULL)
-      return -1;
-    json_object_object_add(a->params, "_meta", meta);
-  }
-  if ((rel = json_object_new_object()) == NULL)
-    return -1;
-  json_object_object_add(rel, "taskId", json_object_new_string(task_id));
-  json_object_object_add(meta, ERA_META_RELATED_TASK, rel);
-  return 0;
-}
-
 /* Sends a request on the loop thread. */
 static void ask_send(client_ask *a) {
   mcpd_call *c = a->call;
@@ -143,10 +122,6 @@ static void ask_send(client_ask *a) {
   }
   if (atomic_load(&c->cancelled)) {
     ask_fail(a, JSONRPC_CONNECTION_CLOSED, "the call was cancelled");
-    return;
-  }
-  if (r->task_id != NULL && related_task(a, r->task_id) != 0) {
-    ask_fail(a, JSONRPC_INTERNAL_ERROR, "out of memory");
     return;
   }
   id = session_request_related(r->session, r, a->method, a->params, ask_reply,

@@ -181,6 +181,23 @@ static void outgoing_cb(rpc_entry *e, const rpc_reply *r) {
   free(o);
 }
 
+/* `params` (taken over) with _meta["io.modelcontextprotocol/related-task"]
+ * = {"taskId": id}, as everything a task's call sends says. */
+static json_object *related_task(json_object *params, const char *id) {
+  json_object *meta = NULL, *rel = json_object_new_object();
+
+  if (params == NULL)
+    params = json_object_new_object();
+  if (!json_object_object_get_ex(params, "_meta", &meta) ||
+      !json_object_is_type(meta, json_type_object)) {
+    meta = json_object_new_object();
+    json_object_object_add(params, "_meta", meta);
+  }
+  json_object_object_add(rel, "taskId", json_object_new_string(id));
+  json_object_object_add(meta, ERA_META_RELATED_TASK, rel);
+  return params;
+}
+
 const char *session_request(session *s, const char *method, json_object *params,
                             session_reply_fn reply, void *arg) {
   return session_request_related(s, NULL, method, params, reply, arg);
@@ -203,6 +220,8 @@ const char *session_request_related(session *s, const request *related,
   o->reply = reply;
   o->arg = arg;
   o->related = related != NULL ? json_object_get(related->id) : NULL;
+  if (related != NULL && related->task_id != NULL)
+    params = related_task(params, related->task_id);
   msg = jsonrpc_notification(method, params);
   json_object_object_add(msg, "id", json_object_new_string(o->entry.id));
   send_related(s, o->related, msg);
@@ -763,6 +782,8 @@ void session_notify_related(session *s, const request *r, const char *method,
     json_object_put(params);
     return;
   }
+  if (r != NULL && r->task_id != NULL)
+    params = related_task(params, r->task_id);
   send_related(s, r != NULL ? r->id : NULL,
                jsonrpc_notification(method, params));
 }

@@ -153,6 +153,20 @@ describe('bounds, TTL and pages (2025-11-25)', () => {
     assertError(await mcpd.request('tasks/get', { taskId: task.taskId }), -32602, 'expired');
   });
 
+  test('what a task sends its client (progress) carries the related-task _meta', async (t) => {
+    const mcpd = await session(t, { plugins: ['everything'] });
+    const res = await mcpd.request('tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 0.3 },
+      task: {},
+      _meta: { progressToken: 'p1' },
+    });
+    const id = res.result.task.taskId;
+    const progress = await mcpd.take((m) => m.method === 'notifications/progress', { what: 'progress' });
+    assert.equal(progress.params.progressToken, 'p1');
+    assert.deepEqual(progress.params._meta, { [`${K}related-task`]: { taskId: id } });
+  });
+
   test('tasks/list pages with --page-size, oldest first', async (t) => {
     const mcpd = await session(t, { plugins: ['everything'], args: ['--page-size', '2'] });
     const ids = [];
