@@ -32,8 +32,16 @@ async function stdioClient(t, { capabilities, args = [] } = {}) {
     stderr += d;
   });
   const client = new Client({ name: 'mcpd-e2e-tasks', version: '0.0.0' }, capabilities && { capabilities });
-  t.after(() => client.close());
+  let child;
+  t.after(async () => {
+    await client.close().catch(() => {});
+    // mcpd ends on EOF with status 0, tasks still running or not, and no
+    // sanitizer said anything.
+    if (child) assert.equal(child.exitCode, 0, `mcpd exited with ${child.exitCode}/${child.signalCode}:\n${stderr}`);
+    assert.doesNotMatch(stderr, /Sanitizer|runtime error:/, stderr);
+  });
   await client.connect(transport);
+  child = transport._process;
   return { client, stderr: () => stderr };
 }
 
@@ -213,7 +221,10 @@ describe('tasks over HTTP (SDK 1.x)', () => {
     const file = await writeFile(dir, 'tokens', `${TOKEN_A}\n${TOKEN_B}\n`, 0o600);
     server = await startHttp(['everything'], ['--auth-token-file', file]);
   });
-  after(() => stop(server.child));
+  after(async () => {
+    assert.equal(await stop(server.child), 0, server.stderr());
+    assert.doesNotMatch(server.stderr(), /Sanitizer|runtime error:/);
+  });
   const bearer = (token) => ({ authorization: `Bearer ${token}` });
 
   test('create, poll, fetch and cancel', async () => {
