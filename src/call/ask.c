@@ -60,8 +60,9 @@ static void ask_unlink(client_ask *a) {
   if (a->call == NULL)
     return;
   r = a->call->req;
-  if (a->tasked && r != NULL && r->sink != NULL && r->sink->asking != NULL)
-    r->sink->asking(r->sink_arg, -1);
+  if (a->tasked && r != NULL && REQUEST_SINK(r) != NULL &&
+      REQUEST_SINK(r)->asking != NULL)
+    REQUEST_SINK(r)->asking(r->task->sink_arg, -1);
   for (client_ask **pp = &a->call->ask.asks; *pp; pp = &(*pp)->next)
     if (*pp == a) {
       *pp = a->next;
@@ -132,9 +133,9 @@ static void ask_send(client_ask *a) {
     return;
   }
   /* A task waits for its client's input meanwhile (input_required). */
-  if (r->sink != NULL && r->sink->asking != NULL) {
+  if (REQUEST_SINK(r) != NULL && REQUEST_SINK(r)->asking != NULL) {
     a->tasked = 1;
-    r->sink->asking(r->sink_arg, 1);
+    REQUEST_SINK(r)->asking(r->task->sink_arg, 1);
   }
   snprintf(a->id, sizeof(a->id), "%s", id);
   a->session = r->session;
@@ -569,7 +570,7 @@ json_object *ask_roots(mcpd_call *c) {
  *
  * A task's run reports its status message to its task (the request's
  * sink); a call that may turn into a task asks its request to become one
- * (request.begin_task), and from then on answers into the task's run.  In
+ * (request_task.begin), and from then on answers into the task's run.  In
  * a worker, both go to the host as notifications about the call's
  * request, and the host's call does the same there. */
 
@@ -579,9 +580,9 @@ void ask_task_status_now(mcpd_call *c, const char *message) {
 
   if (r == NULL)
     return;
-  if (r->sink != NULL) {
-    if (r->sink->status != NULL)
-      r->sink->status(r->sink_arg, message);
+  if (REQUEST_SINK(r) != NULL) {
+    if (REQUEST_SINK(r)->status != NULL)
+      REQUEST_SINK(r)->status(r->task->sink_arg, message);
     return;
   }
   if (c->exec->worker && r->session != NULL &&
@@ -594,7 +595,7 @@ void ask_task_status_now(mcpd_call *c, const char *message) {
 void ask_task_begin_now(mcpd_call *c) {
   request *r = c->req, *run;
 
-  if (r == NULL || r->sink != NULL)
+  if (r == NULL || REQUEST_SINK(r) != NULL)
     return;
   if (c->exec->worker) {
     if (r->session != NULL)
@@ -602,11 +603,11 @@ void ask_task_begin_now(mcpd_call *c) {
                              json_object_new_object());
     return;
   }
-  if (r->begin_task == NULL)
+  if (r->task == NULL || r->task->begin == NULL)
     return;
   /* The task answers the client's request; its run takes the call over.
    * Without one (the bounds, memory) the call goes on as a plain call. */
-  if ((run = r->begin_task(r->begin_arg, r)) == NULL)
+  if ((run = r->task->begin(r->task->begin_arg, r)) == NULL)
     return;
   c->req = run;
   run->call = c;

@@ -435,9 +435,10 @@ static mcpd_call *call_new(call_exec *e, request *r, const call_args *a) {
   c->plugin = a->entry->owner;
   plugin_ref(c->plugin);
   c->modern = r->modern;
-  atomic_init(&c->task, r->sink != NULL         ? CALL_TASK_IS
-                        : r->begin_task != NULL ? CALL_TASK_MAY
-                                                : CALL_TASK_NONE);
+  atomic_init(&c->task, r->task == NULL          ? CALL_TASK_NONE
+                        : r->task->sink != NULL  ? CALL_TASK_IS
+                        : r->task->begin != NULL ? CALL_TASK_MAY
+                                                 : CALL_TASK_NONE);
   meta = request_meta(c, r, &client, &ok);
   c->name = strdup(a->name);
   c->args = for_callback(a->arguments, inline_cb, &ok);

@@ -66,6 +66,7 @@ typedef struct task {
 } task;
 
 static void task_ended(task *t);
+static request *begin_cb(void *arg, request *r);
 
 /* --- time and ids ------------------------------------------------------ */
 
@@ -148,8 +149,8 @@ static void task_free(task *t) {
   lh_table_delete(ts->by_id, t->id);
   if (t->run != NULL) {
     /* Its call still runs; whatever it answers goes nowhere. */
-    t->run->sink_arg = NULL;
-    t->run->task_id = NULL;
+    t->run->task->sink_arg = NULL;
+    t->run->task->task_id = NULL;
   }
   while (t->waiters != NULL) {
     waiter *w = t->waiters;
@@ -189,8 +190,8 @@ int tasks_init(tasks *ts, call_exec *exec, registry *reg,
   ts->exec = exec;
   ts->registry = reg;
   ts->opts = opts;
-  if ((ts->by_id = lh_kchar_table_new(64, NULL)) == NULL)
-    return -1;
+  ts->begin.begin = begin_cb;
+  ts->begin.begin_arg = ts;
   if (exec->loop == NULL || uv_timer_init(exec->loop, &ts->expiry) != 0) {
     /* No loop (a unit test of the methods): tasks are never dropped. */
     ts->closed = 1;
@@ -236,7 +237,7 @@ static task *find(tasks *ts, request *r) {
                  "Invalid params: taskId must be a string", NULL);
     return NULL;
   }
-  if (!lh_table_lookup_ex(ts->by_id, id, (void **)&t) ||
+  if (ts->by_id == NULL || !lh_table_lookup_ex(ts->by_id, id, (void **)&t) ||
       strcmp(t->owner, owner_of(r)) != 0) {
     /* Another identity's task is as unknown as one that never was. */
     request_fail(r, JSONRPC_INVALID_PARAMS, "Task not found", NULL);
@@ -248,7 +249,7 @@ static task *find(tasks *ts, request *r) {
 int tasks_visible(void *arg, const char *id, const request *r) {
   tasks *ts = arg;
   task *t = NULL;
-  return lh_table_lookup_ex(ts->by_id, id, (void **)&t) &&
+  return ts->by_id != NULL && lh_table_lookup_ex(ts->by_id, id, (void **)&t) &&
          strcmp(t->owner, owner_of(r)) == 0;
 }
 
@@ -438,7 +439,7 @@ static request *run_new(task *t) {
   run = request_new_sink(t->modern ? NULL : t->session, t->id, "tools/call",
                          params, t->modern, t->caps, &run_sink, t);
   if (run != NULL)
-    run->task_id = t->id;
+    run->task->task_id = t->id;
   return run;
 }
 
@@ -503,7 +504,7 @@ static task *task_new(tasks *ts, request *r, reg_tool *tool, json_object *args,
                       json_object *answers) {
   const char *owner = owner_of(r);
   json_object *meta = NULL;
-  task *t;
+  task *t = NULL;
   char text[200];
 
   if (ts->count >= ts->opts->max_tasks ||
@@ -516,7 +517,11 @@ static task *task_new(tasks *ts, request *r, reg_tool *tool, json_object *args,
     request_fail(r, JSONRPC_SERVER_BUSY, text, NULL);
     return NULL;
   }
-  if ((t = calloc(1, sizeof(*t))) == NULL ||
+  /* The table comes with the first task: a process whose clients make
+   * none pays nothing for it. */
+  if ((ts->by_id == NULL &&
+       (ts->by_id = lh_kchar_table_new(64, NULL)) == NULL) ||
+      (t = calloc(1, sizeof(*t))) == NULL ||
       new_id(ts, t->id, sizeof(t->id)) != 0 ||
       (t->owner = strdup(owner)) == NULL ||
       (t->tool = strdup(tool->name)) == NULL ||
@@ -602,7 +607,7 @@ static void fail_missing(request *r, const char *what) {
   request_fail(r, ERA_ERR_MISSING_CAPABILITY, text, data);
 }
 
-/* begin_task: a call of a tool that becomes a task on request asked to.
+/* request_task.begin: a call of a tool that becomes a task on request asked to.
  * The task takes over from `r`, which is answered with it. */
 static request *begin_cb(void *arg, request *r) {
   tasks *ts = arg;
@@ -665,8 +670,7 @@ int tasks_tools_call(tasks *ts, request *r, reg_tool *tool, json_object *args,
     if (!has_extension(r))
       return 0;
     if (tool->task_start == MCPD_TASK_ON_REQUEST) {
-      r->begin_task = begin_cb;
-      r->begin_arg = ts;
+      r->task = &ts->begin;
       return 0;
     }
   } else if (!json_object_object_get_ex(r->params, "task", NULL)) {

@@ -41,7 +41,9 @@ typedef struct tasks {
   size_t count;
   struct lh_table *by_id;
   uv_timer_t expiry; /* fires when the soonest ended task expires */
-  int closed;        /* the timer is closed: shutting down */
+  /* What the requests of tools that become tasks on request point to. */
+  request_task begin;
+  int closed; /* the timer is closed: shutting down */
 } tasks;
 
 int tasks_init(tasks *ts, call_exec *exec, registry *reg,

@@ -220,8 +220,8 @@ const char *session_request_related(session *s, const request *related,
   o->reply = reply;
   o->arg = arg;
   o->related = related != NULL ? json_object_get(related->id) : NULL;
-  if (related != NULL && related->task_id != NULL)
-    params = related_task(params, related->task_id);
+  if (related != NULL && REQUEST_TASK_ID(related) != NULL)
+    params = related_task(params, REQUEST_TASK_ID(related));
   msg = jsonrpc_notification(method, params);
   json_object_object_add(msg, "id", json_object_new_string(o->entry.id));
   send_related(s, o->related, msg);
@@ -354,7 +354,7 @@ static void sink_send(request *r, json_object *msg) {
 
   json_object_object_get_ex(msg, "result", &result);
   json_object_object_get_ex(msg, "error", &error);
-  r->sink->answer(r->sink_arg, r->result_type, result, error);
+  r->task->sink->answer(r->task->sink_arg, r->result_type, result, error);
   json_object_put(msg);
   request_free(r);
 }
@@ -362,7 +362,7 @@ static void sink_send(request *r, json_object *msg) {
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
-  if (r->sink != NULL) {
+  if (REQUEST_SINK(r) != NULL) {
     sink_send(r, msg);
     return;
   }
@@ -381,7 +381,7 @@ static void request_send(request *r, json_object *msg) {
 
 /* Whether the reply can be written as text: a live, unbatched request. */
 static int can_write_text(request *r) {
-  return r->session != NULL && r->batch == NULL && r->sink == NULL;
+  return r->session != NULL && r->batch == NULL && REQUEST_SINK(r) == NULL;
 }
 
 /* What a modern request's result carries beside its content. */
@@ -440,7 +440,7 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
 }
 
 void request_reply(request *r, json_object *result) {
-  if (r->modern && r->sink == NULL) {
+  if (r->modern && REQUEST_SINK(r) == NULL) {
     era_result_info info = result_info(r);
     result = era_result_decorate(&info, result);
   }
@@ -472,7 +472,7 @@ void request_reply_raw(request *r, const char *result, size_t len) {
   json_tokener_free(tok);
   if (obj == NULL)
     request_fail(r, JSONRPC_INTERNAL_ERROR, "result is not valid JSON", NULL);
-  else if (r->modern || r->sink != NULL)
+  else if (r->modern || REQUEST_SINK(r) != NULL)
     request_reply(r, obj);
   else
     request_send(r, jsonrpc_result(r->id, obj));
@@ -486,17 +486,23 @@ void request_fail(request *r, int code, const char *message,
 request *request_new_sink(session *s, const char *id, const char *method,
                           json_object *params, int modern, json_object *caps,
                           const request_sink *sink, void *arg) {
-  request *r = calloc(1, sizeof(*r));
+  /* The run and its task part, in one allocation. */
+  struct run {
+    request r;
+    request_task task;
+  } *run = calloc(1, sizeof(*run));
   json_object *msg = json_object_new_object();
   json_object *copy = NULL;
+  request *r;
 
-  if (r == NULL || msg == NULL ||
+  if (run == NULL || msg == NULL ||
       (caps != NULL && json_object_deep_copy(caps, &copy, NULL) != 0)) {
-    free(r);
+    free(run);
     json_object_put(msg);
     json_object_put(params);
     return NULL;
   }
+  r = &run->r;
   /* The message owns what the request points into, as a client's does. */
   json_object_object_add(msg, "id", json_object_new_string(id));
   json_object_object_add(msg, "method", json_object_new_string(method));
@@ -511,8 +517,9 @@ request *request_new_sink(session *s, const char *id, const char *method,
   r->modern = modern;
   r->client_capabilities = copy;
   r->log_level = -1;
-  r->sink = sink;
-  r->sink_arg = arg;
+  r->task = &run->task;
+  run->task.sink = sink;
+  run->task.sink_arg = arg;
   return r;
 }
 
@@ -782,8 +789,8 @@ void session_notify_related(session *s, const request *r, const char *method,
     json_object_put(params);
     return;
   }
-  if (r != NULL && r->task_id != NULL)
-    params = related_task(params, r->task_id);
+  if (r != NULL && REQUEST_TASK_ID(r) != NULL)
+    params = related_task(params, REQUEST_TASK_ID(r));
   send_related(s, r != NULL ? r->id : NULL,
                jsonrpc_notification(method, params));
 }

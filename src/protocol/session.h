@@ -61,6 +61,21 @@ typedef struct request_sink {
   void (*asking)(void *arg, int delta);
 } request_sink;
 
+/* What a request has to do with tasks (tasks.c); most have none.  Apart
+ * from the request, so that it costs the others one pointer. */
+typedef struct request_task {
+  /* A task's run: where its answer goes, and the task's id, which all its
+   * call sends the client carries as related-task _meta. */
+  const request_sink *sink;
+  void *sink_arg;
+  const char *task_id;
+  /* A call that may turn into a task (mcpd_host.task_begin()): returns
+   * the run that takes the call over, after answering `r` with the task;
+   * NULL when it cannot. */
+  struct request *(*begin)(void *arg, struct request *r);
+  void *begin_arg;
+} request_task;
+
 typedef struct request {
   struct session *session; /* NULL once the session is gone */
   json_object *message;    /* the whole message; owns what follows */
@@ -77,10 +92,10 @@ typedef struct request {
    * ran, and its result gets resultType and _meta serverInfo.  What
    * follows describes this request alone, never the session. */
   int modern;
+  int log_level; /* the envelope's logLevel; -1 for none (no logs) */
   /* The envelope's clientCapabilities (borrowed from `message`), or NULL
    * for a legacy request, whose capabilities are the session's. */
   json_object *client_capabilities;
-  int log_level; /* the envelope's logLevel; -1 for none (no logs) */
   /* A cacheable modern result gets ttlMs and cacheScope: the handler sets
    * `cache_scope` ("public" or "private") before it answers. */
   const char *cache_scope;
@@ -95,18 +110,16 @@ typedef struct request {
    * Mcp-Param-*), NULL on stdio and for legacy requests. */
   int (*header)(void *ctx, const char *name, struct strbuf *out);
   void *header_ctx;
-  /* A task's run: where its answer goes, and the task's id, which what
-   * its call sends the client carries as related-task _meta.  A run is in
-   * no session's lists; its owner sets `session` (NULL: none). */
-  const request_sink *sink;
-  void *sink_arg;
-  const char *task_id;
-  /* A call that may turn into a task (mcpd_host.task_begin()): returns
-   * the run that takes the call over, after answering `r` with the task;
-   * NULL when it cannot.  Set by the handler; NULL for most requests. */
-  struct request *(*begin_task)(void *arg, struct request *r);
-  void *begin_arg;
+  /* NULL for most.  A task's run (request_new_sink(), which owns it) is
+   * in no session's lists; its owner keeps `session` true (NULL: none).
+   * A call that may turn into a task has one its handler set. */
+  request_task *task;
 } request;
+
+/* The sink of a task's run, or NULL. */
+#define REQUEST_SINK(r) ((r)->task != NULL ? (r)->task->sink : NULL)
+/* The id of the task `r` runs for, or NULL. */
+#define REQUEST_TASK_ID(r) ((r)->task != NULL ? (r)->task->task_id : NULL)
 
 /* The answer to a request the server sent the client: exactly one of
  * `result` and `error` (the JSON-RPC error object) is set, both borrowed
