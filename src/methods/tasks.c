@@ -47,18 +47,21 @@ typedef struct task {
   char *message;                  /* statusMessage, or NULL */
   int64_t created_ms, updated_ms; /* wall clock */
   uint64_t ttl_ms;
-  uint64_t expires;    /* loop time it is dropped; 0 while it runs */
-  json_object *result; /* what the call answered (completed; legacy failed) */
-  json_object *error;  /* the JSON-RPC error it answered (failed) */
+  uint64_t expires; /* loop time it is dropped; 0 while it runs */
+  /* What the call answered (completed; legacy failed), as JSON text: a
+   * tree of json-c objects would cost some 2 KiB more per kept task. */
+  char *result;
+  json_object *error; /* the JSON-RPC error it answered (failed) */
   /* Modern input: the requests still unanswered, as tasks/get shows
    * them, and every answer the client gave, which each new run gets. */
   json_object *pending;
   json_object *answers;
   /* What a run calls: the tool, and {name, arguments, _meta} of the
-   * request that made the task; a modern run's client capabilities. */
+   * request that made the task; a modern run's client capabilities (both
+   * JSON text, or NULL). */
   char *tool;
-  json_object *params;
-  json_object *caps;
+  char *params;
+  char *caps;
   request *run; /* the run in flight, or NULL */
   int asking;   /* legacy: the run's requests to the client unanswered */
   waiter *waiters;
@@ -66,6 +69,7 @@ typedef struct task {
 } task;
 
 static void task_ended(task *t);
+static void task_fail(task *t, int code, const char *message);
 static request *begin_cb(void *arg, request *r);
 
 /* --- time and ids ------------------------------------------------------ */
@@ -102,6 +106,16 @@ static int new_id(const tasks *ts, char *out, size_t size) {
   for (size_t i = 0; i < sizeof(bytes) && n + 2 < size; i++, n += 2)
     snprintf(out + n, size - n, "%02x", bytes[i]);
   return 0;
+}
+
+/* A tree of JSON text this file wrote (a result may nest as deep as any
+ * message), or NULL when out of memory. */
+static json_object *parse_text(const char *text) {
+  json_tokener *tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
+  json_object *obj =
+      tok != NULL ? json_tokener_parse_ex(tok, text, (int)strlen(text)) : NULL;
+  json_tokener_free(tok);
+  return obj;
 }
 
 /* --- the store --------------------------------------------------------- */
@@ -161,12 +175,12 @@ static void task_free(task *t) {
   free(t->owner);
   free(t->message);
   free(t->tool);
-  json_object_put(t->result);
+  free(t->result);
   json_object_put(t->error);
   json_object_put(t->pending);
   json_object_put(t->answers);
-  json_object_put(t->params);
-  json_object_put(t->caps);
+  free(t->params);
+  free(t->caps);
   free(t);
 }
 
@@ -274,12 +288,11 @@ static json_object *task_json(const task *t, int modern, int detailed) {
                          json_object_new_int(POLL_INTERVAL_MS));
   if (!detailed)
     return o;
-  if (t->status == TASK_COMPLETED && t->result != NULL)
-    json_object_object_add(o, "result", json_object_get(t->result));
-  else if (t->status == TASK_FAILED && t->error != NULL)
+  if (t->status == TASK_FAILED && t->error != NULL)
     json_object_object_add(o, "error", json_object_get(t->error));
-  else if (t->status == TASK_FAILED && t->result != NULL)
-    json_object_object_add(o, "result", json_object_get(t->result));
+  else if ((t->status == TASK_COMPLETED || t->status == TASK_FAILED) &&
+           t->result != NULL)
+    json_object_object_add(o, "result", parse_text(t->result));
   else if (t->status == TASK_INPUT_REQUIRED && t->pending != NULL)
     json_object_object_add(o, "inputRequests", json_object_get(t->pending));
   return o;
@@ -328,7 +341,7 @@ static void answer_result(task *t, request *r) {
     request_fail(r, JSONRPC_INTERNAL_ERROR, text, NULL);
     return;
   }
-  if (json_object_deep_copy(t->result, &result, NULL) != 0) {
+  if ((result = parse_text(t->result)) == NULL) {
     request_fail(r, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
@@ -384,14 +397,19 @@ static void run_answer(void *arg, const char *result_type, json_object *result,
     set_status(t, TASK_INPUT_REQUIRED);
     return;
   } else {
-    json_object_deep_copy(result, &t->result, NULL);
+    t->result =
+        strdup(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN));
     /* 2025-11-25: a tool result with isError is a failed task; the
      * extension keeps "failed" for protocol errors. */
     t->status = !t->modern &&
-                        json_object_object_get_ex(t->result, "isError", &v) &&
+                        json_object_object_get_ex(result, "isError", &v) &&
                         json_object_get_boolean(v)
                     ? TASK_FAILED
                     : TASK_COMPLETED;
+    if (t->result == NULL) {
+      task_fail(t, JSONRPC_INTERNAL_ERROR, "out of memory keeping the result");
+      return;
+    }
   }
   task_ended(t);
 }
@@ -431,13 +449,17 @@ static void task_fail(task *t, int code, const char *message) {
 
 /* A new run of the task's call, with every answer given so far. */
 static request *run_new(task *t) {
-  json_object *params = NULL;
+  json_object *params = parse_text(t->params);
+  json_object *caps = t->caps != NULL ? parse_text(t->caps) : NULL;
   request *run;
 
-  if (json_object_deep_copy(t->params, &params, NULL) != 0)
+  if (params == NULL) {
+    json_object_put(caps);
     return NULL;
+  }
   run = request_new_sink(t->modern ? NULL : t->session, t->id, "tools/call",
-                         params, t->modern, t->caps, &run_sink, t);
+                         params, t->modern, caps, &run_sink, t);
+  json_object_put(caps);
   if (run != NULL)
     run->task->task_id = t->id;
   return run;
@@ -498,12 +520,33 @@ static uint64_t ttl_of(const tasks *ts, const request *r) {
   return max;
 }
 
+/* What each run of a task is asked, as JSON text: the tool, its checked
+ * arguments and the request's _meta (its progressToken stays valid for
+ * the task).  NULL when out of memory. */
+static char *params_text(const char *tool, json_object *args, request *r) {
+  json_object *params = json_object_new_object(), *meta = NULL;
+  char *text = NULL;
+
+  if (params == NULL)
+    return NULL;
+  json_object_object_add(params, "name", json_object_new_string(tool));
+  json_object_object_add(params, "arguments",
+                         json_object_is_type(args, json_type_object)
+                             ? json_object_get(args)
+                             : json_object_new_object());
+  if (json_object_object_get_ex(r->params, "_meta", &meta) &&
+      json_object_is_type(meta, json_type_object))
+    json_object_object_add(params, "_meta", json_object_get(meta));
+  text = strdup(json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN));
+  json_object_put(params);
+  return text;
+}
+
 /* A new task for call `r` of `tool`, in the store, or NULL after
  * answering `r` with why not. */
 static task *task_new(tasks *ts, request *r, reg_tool *tool, json_object *args,
                       json_object *answers) {
   const char *owner = owner_of(r);
-  json_object *meta = NULL;
   task *t = NULL;
   char text[200];
 
@@ -525,15 +568,16 @@ static task *task_new(tasks *ts, request *r, reg_tool *tool, json_object *args,
       new_id(ts, t->id, sizeof(t->id)) != 0 ||
       (t->owner = strdup(owner)) == NULL ||
       (t->tool = strdup(tool->name)) == NULL ||
-      (t->params = json_object_new_object()) == NULL ||
+      (t->params = params_text(t->tool, args, r)) == NULL ||
       (answers != NULL &&
        json_object_deep_copy(answers, &t->answers, NULL) != 0) ||
       (r->modern && r->client_capabilities != NULL &&
-       json_object_deep_copy(r->client_capabilities, &t->caps, NULL) != 0)) {
+       (t->caps = strdup(json_object_to_json_string_ext(
+            r->client_capabilities, JSON_C_TO_STRING_PLAIN))) == NULL)) {
     if (t != NULL) {
       free(t->owner);
       free(t->tool);
-      json_object_put(t->params);
+      free(t->params);
       json_object_put(t->answers);
       free(t);
     }
@@ -546,16 +590,6 @@ static task *task_new(tasks *ts, request *r, reg_tool *tool, json_object *args,
   t->status = TASK_WORKING;
   t->created_ms = t->updated_ms = wall_ms();
   t->ttl_ms = ttl_of(ts, r);
-  /* What each run is asked: the tool, its checked arguments and the
-   * request's _meta (its progressToken stays valid for the task). */
-  json_object_object_add(t->params, "name", json_object_new_string(t->tool));
-  json_object_object_add(t->params, "arguments",
-                         json_object_is_type(args, json_type_object)
-                             ? json_object_get(args)
-                             : json_object_new_object());
-  if (json_object_object_get_ex(r->params, "_meta", &meta) &&
-      json_object_is_type(meta, json_type_object))
-    json_object_object_add(t->params, "_meta", json_object_get(meta));
   lh_table_insert(ts->by_id, t->id, t);
   t->prev = ts->tail;
   if (ts->tail)
