@@ -7,6 +7,7 @@ EXTRA_DIST += \
 	examples/hello/hello.c \
 	examples/hello/Makefile \
 	examples/hello/oot-test.sh \
+	examples/hello-cpp/Makefile \
 	examples/claude_desktop_config.json \
 	examples/cursor-mcp.json \
 	examples/vscode-mcp.json \
@@ -30,3 +31,14 @@ examples_everything_la_SOURCES = examples/everything/everything.c \
 	examples/everything/tasks.c examples/everything/tasks.h
 examples_everything_la_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
 examples_everything_la_LIBADD = $(JSONC_LIBS)
+
+# hello-cpp: a plugin in C++17 from the same header, built and served by
+# `make check` (tests/e2e/abi.test.mjs); tests/sdk/build-flags.sh also
+# compiles it as C++20.
+noinst_LTLIBRARIES += examples/hello_cpp.la
+examples_hello_cpp_la_SOURCES = examples/hello-cpp/hello.cpp
+examples_hello_cpp_la_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror \
+	-Wno-unused-parameter -fvisibility=hidden -fvisibility-inlines-hidden \
+	$(JSONC_CFLAGS)
+examples_hello_cpp_la_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
+examples_hello_cpp_la_LIBADD = $(JSONC_LIBS)

@@ -119,6 +119,18 @@
 extern "C" {
 #endif
 
+/* In C++ every field of the tables and of the descriptor defaults to
+ * zero, so that a designated initializer naming some of them is complete,
+ * as it is in C (g++ -Wextra would warn of the others).  Name the fields
+ * in the order they are declared here: C++ requires it.  The layout is
+ * the same in both languages. */
+#ifdef __cplusplus
+#define MCPD_DEFAULT                                                           \
+  {}
+#else
+#define MCPD_DEFAULT
+#endif
+
 #define MCPD_ABI_MAJOR 1
 #define MCPD_ABI_MINOR 3
 
@@ -276,38 +288,38 @@ typedef void (*mcpd_subscribe_cb)(const mcpd_request *req, int subscribed);
 typedef struct mcpd_tool {
   /* REQUIRED.  1..64 characters of [A-Za-z0-9_.-], unique across all
    * plugins the host has loaded. */
-  const char *name;
+  const char *name MCPD_DEFAULT;
   /* OPTIONAL human-readable name. */
-  const char *title;
+  const char *title MCPD_DEFAULT;
   /* SHOULD be set: what the tool does, for the model. */
-  const char *description;
+  const char *description MCPD_DEFAULT;
   /* OPTIONAL JSON Schema text for "arguments"; its root MUST be an object
    * schema ("type": "object").  NULL means {"type":"object"}.  The host
    * parses it at load and validates every call's arguments against it
    * before the callback runs. */
-  const char *input_schema;
+  const char *input_schema MCPD_DEFAULT;
   /* OPTIONAL JSON Schema text for structuredContent (root "type":"object").
    * A tool that declares it MUST return structured content. */
-  const char *output_schema;
+  const char *output_schema MCPD_DEFAULT;
   /* REQUIRED. */
-  mcpd_tool_cb call;
+  mcpd_tool_cb call MCPD_DEFAULT;
   /* mcpd_exec; zero is MCPD_EXEC_POOL. */
-  int exec;
+  int exec MCPD_DEFAULT;
   /* MCPD_HINT_* values for the MCP tool annotations. */
-  signed char read_only_hint;
-  signed char destructive_hint;
-  signed char idempotent_hint;
-  signed char open_world_hint;
+  signed char read_only_hint MCPD_DEFAULT;
+  signed char destructive_hint MCPD_DEFAULT;
+  signed char idempotent_hint MCPD_DEFAULT;
+  signed char open_world_hint MCPD_DEFAULT;
   /* OPTIONAL, handed to the callback as req->data. */
-  void *data;
+  void *data MCPD_DEFAULT;
   /* Reserved for growth; MUST be zero. */
-  void *reserved[3];
+  void *reserved[3] MCPD_DEFAULT;
   /* --- ABI 1.3 ---------------------------------------------------------- */
   /* Whether a call may run as a task (mcpd_task_support; zero is
    * MCPD_TASK_FORBIDDEN), and when it becomes one (mcpd_task_start; zero
    * is MCPD_TASK_AT_START).  See TASKS below. */
-  int task_support;
-  int task_start;
+  int task_support MCPD_DEFAULT;
+  int task_start MCPD_DEFAULT;
 } mcpd_tool;
 
 /* TASKS (ABI 1.3)
@@ -340,16 +352,16 @@ typedef enum mcpd_task_start {
 typedef struct mcpd_resource {
   /* REQUIRED, an absolute RFC 3986 URI ("scheme:..."), unique across all
    * plugins. */
-  const char *uri;
-  const char *name;            /* REQUIRED */
-  const char *title;           /* OPTIONAL */
-  const char *description;     /* OPTIONAL */
-  const char *mime_type;       /* OPTIONAL */
-  mcpd_read_cb read;           /* REQUIRED */
-  mcpd_subscribe_cb subscribe; /* OPTIONAL */
-  int exec;                    /* mcpd_exec of read; zero is MCPD_EXEC_POOL */
-  void *data;                  /* OPTIONAL, req->data */
-  void *reserved[3];           /* MUST be zero */
+  const char *uri MCPD_DEFAULT;
+  const char *name MCPD_DEFAULT;            /* REQUIRED */
+  const char *title MCPD_DEFAULT;           /* OPTIONAL */
+  const char *description MCPD_DEFAULT;     /* OPTIONAL */
+  const char *mime_type MCPD_DEFAULT;       /* OPTIONAL */
+  mcpd_read_cb read MCPD_DEFAULT;           /* REQUIRED */
+  mcpd_subscribe_cb subscribe MCPD_DEFAULT; /* OPTIONAL */
+  int exec MCPD_DEFAULT;   /* mcpd_exec of read; zero is MCPD_EXEC_POOL */
+  void *data MCPD_DEFAULT; /* OPTIONAL, req->data */
+  void *reserved[3] MCPD_DEFAULT; /* MUST be zero */
 } mcpd_resource;
 
 /* A family of resources, listed by resources/templates/list and read by
@@ -366,57 +378,60 @@ typedef struct mcpd_resource {
  * Templates are tried in listing order
  * after the exact resource URIs; the first match serves the read. */
 typedef struct mcpd_resource_template {
-  const char *uri_template; /* REQUIRED, unique across all plugins */
-  const char *name;         /* REQUIRED */
-  const char *title;        /* OPTIONAL */
-  const char *description;  /* OPTIONAL */
-  const char *mime_type;    /* OPTIONAL */
-  mcpd_read_cb read;        /* REQUIRED */
+  const char *uri_template
+      MCPD_DEFAULT;               /* REQUIRED, unique across all plugins */
+  const char *name MCPD_DEFAULT;  /* REQUIRED */
+  const char *title MCPD_DEFAULT; /* OPTIONAL */
+  const char *description MCPD_DEFAULT; /* OPTIONAL */
+  const char *mime_type MCPD_DEFAULT;   /* OPTIONAL */
+  mcpd_read_cb read MCPD_DEFAULT;       /* REQUIRED */
   /* OPTIONAL: completes the template's variables (completion/complete
    * with ref/resource naming this template). */
-  mcpd_complete_cb complete;
-  mcpd_subscribe_cb subscribe; /* OPTIONAL */
-  int exec;                    /* mcpd_exec of read and complete */
-  void *data;                  /* OPTIONAL, req->data */
-  void *reserved[3];           /* MUST be zero */
+  mcpd_complete_cb complete MCPD_DEFAULT;
+  mcpd_subscribe_cb subscribe MCPD_DEFAULT; /* OPTIONAL */
+  int exec MCPD_DEFAULT;                    /* mcpd_exec of read and complete */
+  void *data MCPD_DEFAULT;                  /* OPTIONAL, req->data */
+  void *reserved[3] MCPD_DEFAULT;           /* MUST be zero */
 } mcpd_resource_template;
 
 typedef struct mcpd_prompt_argument {
-  const char *name;        /* REQUIRED */
-  const char *title;       /* OPTIONAL */
-  const char *description; /* OPTIONAL */
-  int required;            /* nonzero: the client must supply it */
-  void *reserved[2];       /* MUST be zero */
+  const char *name MCPD_DEFAULT;        /* REQUIRED */
+  const char *title MCPD_DEFAULT;       /* OPTIONAL */
+  const char *description MCPD_DEFAULT; /* OPTIONAL */
+  int required MCPD_DEFAULT;            /* nonzero: the client must supply it */
+  void *reserved[2] MCPD_DEFAULT;       /* MUST be zero */
 } mcpd_prompt_argument;
 
 typedef struct mcpd_prompt {
-  const char *name;        /* REQUIRED, same rules as tool names */
-  const char *title;       /* OPTIONAL */
-  const char *description; /* OPTIONAL */
+  const char *name MCPD_DEFAULT;        /* REQUIRED, same rules as tool names */
+  const char *title MCPD_DEFAULT;       /* OPTIONAL */
+  const char *description MCPD_DEFAULT; /* OPTIONAL */
   /* OPTIONAL array closed by a zeroed sentinel. */
-  const mcpd_prompt_argument *arguments;
-  mcpd_prompt_cb get;        /* REQUIRED */
-  mcpd_complete_cb complete; /* OPTIONAL */
-  int exec;                  /* mcpd_exec of get and complete */
-  void *data;                /* OPTIONAL, req->data */
-  void *reserved[3];         /* MUST be zero */
+  const mcpd_prompt_argument *arguments MCPD_DEFAULT;
+  mcpd_prompt_cb get MCPD_DEFAULT;        /* REQUIRED */
+  mcpd_complete_cb complete MCPD_DEFAULT; /* OPTIONAL */
+  int exec MCPD_DEFAULT;                  /* mcpd_exec of get and complete */
+  void *data MCPD_DEFAULT;                /* OPTIONAL, req->data */
+  void *reserved[3] MCPD_DEFAULT;         /* MUST be zero */
 } mcpd_prompt;
 
+#ifdef __cplusplus
+#define MCPD_END_ENTRY                                                         \
+  {}
+#else
+#define MCPD_END_ENTRY                                                         \
+  { 0 }
+#endif
 /* Sentinels that close each table.  An entry ends its table only when it is
  * all zero where it matters: a tool whose name AND call are both NULL, a
  * resource whose uri, name and read are NULL, a prompt whose name and get
  * are NULL.  An entry with just one of them missing is an error the host
  * reports, not an early end. */
-#define MCPD_TOOL_END                                                          \
-  { 0 }
-#define MCPD_RESOURCE_END                                                      \
-  { 0 }
-#define MCPD_RESOURCE_TEMPLATE_END                                             \
-  { 0 }
-#define MCPD_PROMPT_END                                                        \
-  { 0 }
-#define MCPD_PROMPT_ARGUMENT_END                                               \
-  { 0 }
+#define MCPD_TOOL_END MCPD_END_ENTRY
+#define MCPD_RESOURCE_END MCPD_END_ENTRY
+#define MCPD_RESOURCE_TEMPLATE_END MCPD_END_ENTRY
+#define MCPD_PROMPT_END MCPD_END_ENTRY
+#define MCPD_PROMPT_ARGUMENT_END MCPD_END_ENTRY
 
 /* The host services, an append-only table given to init() and reachable
  * from every callback as req->host.  Every function
@@ -696,41 +711,47 @@ typedef void (*mcpd_fini_cb)(void *state);
 
 typedef struct mcpd_plugin_descriptor {
   /* Filled by MCPD_PLUGIN_DEFINE; never set by hand. */
-  uint16_t abi_major;
-  uint16_t abi_minor;
-  uint32_t size;
+  uint16_t abi_major MCPD_DEFAULT;
+  uint16_t abi_minor MCPD_DEFAULT;
+  uint32_t size MCPD_DEFAULT;
   /* The plugin's sizeof of each table element, also filled by the macro:
    * the host steps through the tables by these. */
-  uint16_t tool_size;
-  uint16_t resource_size;
-  uint16_t resource_template_size;
-  uint16_t prompt_size;
-  uint16_t prompt_argument_size;
-  uint16_t reserved_size[3]; /* MUST be zero */
+  uint16_t tool_size MCPD_DEFAULT;
+  uint16_t resource_size MCPD_DEFAULT;
+  uint16_t resource_template_size MCPD_DEFAULT;
+  uint16_t prompt_size MCPD_DEFAULT;
+  uint16_t prompt_argument_size MCPD_DEFAULT;
+  uint16_t reserved_size[3] MCPD_DEFAULT; /* MUST be zero */
   /* REQUIRED, same character rules as tool names; unique per host. */
-  const char *name;
+  const char *name MCPD_DEFAULT;
   /* REQUIRED, free-form ("1.2.0"). */
-  const char *version;
+  const char *version MCPD_DEFAULT;
   /* OPTIONAL. */
-  const char *description;
-  mcpd_init_cb init; /* OPTIONAL */
-  mcpd_fini_cb fini; /* OPTIONAL */
+  const char *description MCPD_DEFAULT;
+  mcpd_init_cb init MCPD_DEFAULT; /* OPTIONAL */
+  mcpd_fini_cb fini MCPD_DEFAULT; /* OPTIONAL */
   /* OPTIONAL tables, each closed by its *_END sentinel. */
-  const mcpd_tool *tools;
-  const mcpd_resource *resources;
-  const mcpd_resource_template *resource_templates;
-  const mcpd_prompt *prompts;
+  const mcpd_tool *tools MCPD_DEFAULT;
+  const mcpd_resource *resources MCPD_DEFAULT;
+  const mcpd_resource_template *resource_templates MCPD_DEFAULT;
+  const mcpd_prompt *prompts MCPD_DEFAULT;
   /* Reserved; MUST be zero. */
-  uint32_t flags;
-  void *reserved[8];
+  uint32_t flags MCPD_DEFAULT;
+  void *reserved[8] MCPD_DEFAULT;
 } mcpd_plugin_descriptor;
 
 /* Defines the exported descriptor.  Use designated initializers:
  *
  *   MCPD_PLUGIN_DEFINE(.name = "hello", .version = "1.0", .tools = tools);
  */
+#ifdef __cplusplus
+/* C++: the symbol keeps its C name, and needs no "extern" to be seen. */
+#define MCPD_DESCRIPTOR_LINKAGE extern "C" MCPD_EXPORT
+#else
+#define MCPD_DESCRIPTOR_LINKAGE MCPD_EXPORT extern
+#endif
 #define MCPD_PLUGIN_DEFINE(...)                                                \
-  MCPD_EXPORT extern const mcpd_plugin_descriptor mcpd_plugin;                 \
+  MCPD_DESCRIPTOR_LINKAGE const mcpd_plugin_descriptor mcpd_plugin;            \
   const mcpd_plugin_descriptor mcpd_plugin = {                                 \
       .abi_major = MCPD_ABI_MAJOR,                                             \
       .abi_minor = MCPD_ABI_MINOR,                                             \

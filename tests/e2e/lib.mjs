@@ -56,7 +56,7 @@ export const SANITIZED = Boolean(process.env.ASAN_OPTIONS || process.env.TSAN_OP
 /** Plugins shipped with mcpd; everything else is a check-only fixture. */
 const BUNDLED = new Set(['echo', 'calc', 'fs', 'sqlite', 'fetch']);
 /** Example plugins, built under examples/. */
-const EXAMPLES = new Set(['everything']);
+const EXAMPLES = new Set(['everything', 'hello_cpp']);
 
 /** Absolute path of the built plugin `name` (without ".so"). */
 export function pluginPath(name) {

@@ -6,7 +6,10 @@
 #   - tests/sdk/old_signature.c, a tool callback with the signature from
 #     before ABI 1.0, does NOT compile (it would load and answer garbage);
 #   - the C example of the guide's "Testing a callback outside mcpd",
-#     taken out of doc/plugin-guide.md, compiles, links and passes.
+#     taken out of doc/plugin-guide.md, compiles, links and passes;
+#   - examples/hello-cpp/hello.cpp compiles as C++17 and as C++20 (there
+#     with -Wpedantic too) without a warning at -Wall -Wextra, and exports
+#     mcpd_plugin alone.
 #
 # Environment (exported by tests/e2e.mk under `make check`):
 #   MCPD_BUILDDIR, MCPD_SRCDIR, PKG_CONFIG (default: pkg-config), CC.
@@ -16,6 +19,7 @@ builddir=${MCPD_BUILDDIR:-$(pwd)}
 srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 CC=${CC:-cc}
+CXX=${CXX:-c++}
 
 fail() {
   echo "build-flags: $*" >&2
@@ -69,6 +73,36 @@ $CC -O2 -Wall $cflags -I"$srcdir/examples/hello" -o "$tmp/callback_test" \
   "$tmp/callback_test.c" $jsonc_libs \
   >"$tmp/log" 2>&1 || fail "the guide's callback test does not compile"
 "$tmp/callback_test" >"$tmp/log" 2>&1 || fail "callback_test failed"
+
+# C++: the same header, the same flags.
+for std in c++17 c++20; do
+  extra=
+  [ "$std" = c++20 ] && extra=-Wpedantic
+  # shellcheck disable=SC2086
+  $CXX -std=$std -O2 -Wall -Wextra -Werror -Wno-unused-parameter $extra \
+    -fvisibility-inlines-hidden $cflags -o "$tmp/hello_cpp.so" \
+    "$srcdir/examples/hello-cpp/hello.cpp" $libs >"$tmp/log" 2>&1 ||
+    fail "examples/hello-cpp/hello.cpp does not compile cleanly as $std"
+  if command -v nm >/dev/null 2>&1; then
+    syms=$(nm -D --defined-only "$tmp/hello_cpp.so" 2>/dev/null |
+      awk '{ print $NF }' | tr '\n' ' ')
+    [ "$syms" = "mcpd_plugin " ] ||
+      fail "hello_cpp.so ($std) exports '$syms', expected only mcpd_plugin"
+  fi
+done
+# The guide's C++ example, as the guide shows it.
+awk '/^## C\+\+$/ { sect = 1; next }
+     sect && /^## / { exit }
+     sect && /^```cpp$/ { code = 1; next }
+     code && /^```$/ { exit }
+     code { print }' "$srcdir/doc/plugin-guide.md" >"$tmp/guide.cpp"
+grep -q "MCPD_PLUGIN_DEFINE" "$tmp/guide.cpp" ||
+  fail "no C++ example under \"C++\" in the guide"
+# shellcheck disable=SC2086
+$CXX -std=c++17 -O2 -Wall -Wextra -Werror -Wno-unused-parameter \
+  -fvisibility-inlines-hidden $cflags -o "$tmp/guide_cpp.so" "$tmp/guide.cpp" \
+  $libs >"$tmp/log" 2>&1 || fail "the guide's C++ example does not compile"
 rm -f "$tmp/log"
-echo "build-flags: hello.c builds, an old-signature callback does not"
+echo "build-flags: hello.c and hello.cpp (C++17, C++20) build, an" \
+  "old-signature callback does not"
 exit 0
