@@ -15,3 +15,8 @@ EXTRA_DIST += tests/layers.sh tests/layers-selftest.sh src/layers.txt
 # callback is an error, and the guide's callback test builds and passes.
 TESTS += tests/sdk/build-flags.sh
 EXTRA_DIST += tests/sdk/build-flags.sh tests/sdk/old_signature.c
+
+# A new plugin author's first five minutes: mcpd new, make check, make
+# install, mcpd install, against a staging install of this build.
+TESTS += tests/new.sh
+EXTRA_DIST += tests/new.sh

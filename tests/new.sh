@@ -1,0 +1,99 @@
+#!/bin/sh
+# The five-minute path of doc/plugin-guide.md, as a new plugin author
+# walks it, against an installed mcpd (a staging install of this build,
+# found on $PATH and through pkg-config):
+#   mcpd new demo  ->  make check  ->  make install  ->  mcpd install
+# with no edit anywhere, and the plugin served from the default plugin
+# directory by the command the client's config now runs.  Also: a name
+# that is no C identifier is refused, and an existing directory is never
+# overwritten.
+#
+# Environment (exported by tests/e2e.mk under `make check`):
+#   MCPD_BUILDDIR, MCPD_SRCDIR, PKG_CONFIG (default: pkg-config).
+# Exit 0 on success, 1 on failure, 77 (skipped) without pkg-config.
+
+builddir=${MCPD_BUILDDIR:-$(pwd)}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+MAKE=${MAKE:-make}
+
+log=
+fail() {
+  echo "new: $*" >&2
+  if [ -n "$log" ] && [ -f "$log" ]; then
+    sed 's/^/  | /' "$log" >&2
+  fi
+  exit 1
+}
+
+command -v "$PKG_CONFIG" >/dev/null 2>&1 || {
+  echo "new: $PKG_CONFIG not found; skipping" >&2
+  exit 77
+}
+[ -x "$builddir/src/mcpd" ] || fail "$builddir/src/mcpd is not built"
+
+# Debian's default umask for users: group-writable files, which mcpd
+# refuses to load unless the project's Makefile takes care of it.
+umask 002
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-new.XXXXXX") || fail "mktemp failed"
+trap 'rm -rf "$tmp"' 0
+trap 'exit 1' HUP INT TERM
+chmod 0755 "$tmp"
+unset MAKEFLAGS MFLAGS MAKELEVEL XDG_DATA_HOME XDG_CONFIG_HOME MCPD_PLUGIN_PATH
+
+log=$tmp/install.log
+"$MAKE" -C "$builddir" install DESTDIR="$tmp/root" >"$log" 2>&1 ||
+  fail "make install DESTDIR=$tmp/root failed"
+pc=$(find "$tmp/root" -name mcpd.pc | head -n 1)
+bin=$(find "$tmp/root" -name mcpd -type f -perm -u+x | head -n 1)
+[ -n "$pc" ] && [ -n "$bin" ] || fail "make install did not install mcpd and mcpd.pc"
+# The staged mcpd.pc names the final prefix: point its includedir at the
+# staging root (as examples/hello/oot-test.sh does).
+includedir=$(PKG_CONFIG_PATH=$(dirname "$pc") "$PKG_CONFIG" \
+  --variable=includedir mcpd) || fail "$pc does not parse"
+mkdir "$tmp/pc" && sed "s|^includedir=.*|includedir=$tmp/root$includedir|" \
+  "$pc" >"$tmp/pc/mcpd.pc" || fail "cannot rewrite $pc"
+PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+PATH=$(dirname "$bin"):$PATH
+HOME=$tmp/home
+export PKG_CONFIG_PATH PATH HOME
+mkdir "$HOME" "$tmp/work" || fail "mkdir failed"
+
+cd "$tmp/work" || fail "cd failed"
+log=$tmp/new.log
+mcpd new demo >"$log" 2>&1 || fail "mcpd new demo failed"
+for f in demo/demo.c demo/Makefile demo/README.md; do
+  [ -f "$f" ] || fail "mcpd new demo did not write $f"
+done
+if mcpd new demo >"$log" 2>&1; then fail "mcpd new demo overwrote demo/"; fi
+grep -q "never overwritten" "$log" || fail "no reason given for refusing demo/"
+for bad in 9lives my-plugin "a b" ""; do
+  if mcpd new "$bad" >"$log" 2>&1; then fail "mcpd new accepted \"$bad\""; fi
+  grep -q "not a C identifier" "$log" || fail "no reason given for \"$bad\""
+done
+[ ! -e 9lives ] && [ ! -e my-plugin ] || fail "a refused name made a directory"
+
+log=$tmp/check.log
+"$MAKE" -C demo check >"$log" 2>&1 || fail "make check of the new project failed"
+grep -q "demo answered Hello, World!" "$log" || fail "make check did not check"
+log=$tmp/make-install.log
+"$MAKE" -C demo install >"$log" 2>&1 || fail "make install of the new project failed"
+so=$HOME/.local/share/mcpd/plugins/demo.so
+[ -f "$so" ] || fail "make install did not put demo.so in $so"
+
+# What the client's config runs, from the default plugin directory.
+log=$tmp/client.log
+mcpd install claude-desktop -- --log-level error >"$log" 2>&1 ||
+  fail "mcpd install claude-desktop failed"
+config=$HOME/.config/Claude/claude_desktop_config.json
+[ -f "$config" ] || fail "no $config"
+command=$(sed -n 's/^ *"command": "\(.*\)",$/\1/p' "$config")
+[ "$command" = "$(cd "$(dirname "$bin")" && pwd -P)/mcpd" ] ||
+  fail "the entry runs \"$command\", not the mcpd that was invoked"
+out=$("$command" --log-level error --call demo --args '{"name":"Ada"}' 2>"$log") ||
+  fail "the configured mcpd could not call demo: $out"
+case $out in
+  *'"Hello, Ada!"'*) ;;
+  *) fail "demo answered '$out'" ;;
+esac
+echo "new: mcpd new, make check, make install and mcpd install: demo answers"
+exit 0
