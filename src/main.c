@@ -17,7 +17,9 @@
 #include <uv.h>
 
 #include "cli.h"
+#include "client_config.h"
 #include "log.h"
+#include "scaffold.h"
 #include "server.h"
 #include "settings.h"
 #include "strbuf.h"
@@ -81,6 +83,50 @@ static int exec_http(char **argv) {
 }
 #endif
 
+/* The absolute path of this program, into `out`: what a client's config
+ * must run.  Falls back to argv[0] made absolute, or found on $PATH. */
+static void self_path(const char *argv0, char *out, size_t size) {
+  ssize_t n = readlink("/proc/self/exe", out, size - 1);
+  char *path, *dir, *save = NULL;
+
+  if (n > 0) {
+    out[n] = '\0';
+    return;
+  }
+  if (strchr(argv0, '/') != NULL && realpath(argv0, out) != NULL)
+    return;
+  if ((path = getenv("PATH")) != NULL && (path = strdup(path)) != NULL) {
+    for (dir = strtok_r(path, ":", &save); dir != NULL;
+         dir = strtok_r(NULL, ":", &save)) {
+      char candidate[PATH_MAX];
+      snprintf(candidate, sizeof(candidate), "%s/%s", dir, argv0);
+      if (access(candidate, X_OK) == 0 && realpath(candidate, out) != NULL) {
+        free(path);
+        return;
+      }
+    }
+    free(path);
+  }
+  snprintf(out, size, "%s", argv0);
+}
+
+/* `mcpd new`, `mcpd install` and `mcpd uninstall`: commands for a person
+ * at a shell, before any server starts.  Returns -1 for anything else:
+ * `mcpd` with options serves as it always did. */
+static int subcommand(int argc, char **argv) {
+  char self[PATH_MAX];
+
+  if (argc < 2)
+    return -1;
+  if (strcmp(argv[1], "new") == 0)
+    return scaffold_main(argc - 1, argv + 1);
+  if (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "uninstall") == 0) {
+    self_path(argv[0], self, sizeof(self));
+    return client_config_main(argc - 1, argv + 1, self);
+  }
+  return -1;
+}
+
 static void exit_now(int status, void *arg) {
   (void)arg;
   _exit(status);
@@ -94,6 +140,8 @@ int main(int argc, char **argv) {
 
   fill_std_fds();
   ignore_sigpipe();
+  if ((rc = subcommand(argc, argv)) >= 0)
+    return rc;
   if (settings_parse(&opts, argc, argv) != 0) {
     settings_free(&opts);
     return 2;

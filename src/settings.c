@@ -906,9 +906,13 @@ static void print_row(int fd, const setting *row) {
 void settings_print_help(const char *argv0, int fd) {
   dprintf(fd,
           "Usage: %s [OPTION]...\n"
-          "Serve MCP tools from plugin shared objects over stdio.\n"
+          "       %s new NAME [--dir DIR]\n"
+          "       %s install|uninstall CLIENT [--name NAME] [--config FILE]\n"
+          "Serve MCP tools from plugin shared objects over stdio; or make a\n"
+          "plugin project (new), or add mcpd to an MCP client's config\n"
+          "(install: claude-desktop, cursor, vscode, claude-code, gemini).\n"
           "\n",
-          argv0);
+          argv0, argv0, argv0);
   for (size_t i = 0; i < N_ROWS; i++)
     if (table[i].flag != NULL && table[i].help != NULL &&
         !(table[i].flags & SETTING_F_INTERNAL))

@@ -42,7 +42,8 @@ E2E_FILES = \
 	tests/e2e/sdk2.test.mjs \
 	tests/e2e/late-log.test.mjs \
 	tests/e2e/tasks.test.mjs \
-	tests/e2e/tasks-modern.test.mjs
+	tests/e2e/tasks-modern.test.mjs \
+	tests/e2e/authoring.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

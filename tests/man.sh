@@ -45,6 +45,25 @@ for key in $keys; do
   }
 done
 
+# The commands (src/main.c), their options and clients (src/scaffold.c,
+# src/client_config.c) are each named on mcpd(1).
+for word in new install uninstall --dir --name --config --dry-run \
+  claude-desktop cursor vscode claude-code gemini; do
+  escaped=$(printf '%s' "$word" | sed 's/-/\\\\-/g')
+  grep -q -- "$escaped" "$page" || {
+    echo "man: \"$word\" (mcpd new, install, uninstall) is not in doc/mcpd.1.in" >&2
+    status=1
+  }
+done
+for client in $(sed -n 's/^    {"\([a-z-]*\)", "[A-Z].*/\1/p' \
+  "$srcdir/src/client_config.c"); do
+  escaped=$(printf '%s' "$client" | sed 's/-/\\\\-/g')
+  grep -q -- "^\\.B $escaped\$" "$page" || {
+    echo "man: client \"$client\" of src/client_config.c is not in doc/mcpd.1.in" >&2
+    status=1
+  }
+done
+
 if command -v groff >/dev/null 2>&1; then
   for f in "$page" "$guide"; do
     out=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$f" 2>&1)
