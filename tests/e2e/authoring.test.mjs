@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MCPD_BIN, makePluginDir, makeTempDir } from './lib.mjs';
+import { MCPD_BIN, makePluginDir, makeTempDir, pluginPath } from './lib.mjs';
 
 /** Runs `mcpd ARGS` to its end: {status, stdout, stderr}. */
 function mcpd(args, env = {}) {
@@ -197,6 +197,32 @@ describe('mcpd install and uninstall', () => {
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /usage: mcpd (un)?install CLIENT/);
     }
+  });
+});
+
+describe('the entry mcpd install writes', () => {
+  test('is what a real client runs: the SDK client started from it lists the default plugins', async (t) => {
+    const dir = await makeTempDir('mcpd-client-home-');
+    // A plugin where mcpd looks by default, as `make install` puts it.
+    const plugins = path.join(dir, '.local', 'share', 'mcpd', 'plugins');
+    fs.mkdirSync(plugins, { recursive: true, mode: 0o755 });
+    for (let d = plugins; d !== dir; d = path.dirname(d)) fs.chmodSync(d, 0o755);
+    fs.copyFileSync(pluginPath('echo'), path.join(plugins, 'echo.so'));
+    fs.chmodSync(path.join(plugins, 'echo.so'), 0o644);
+    const env = { ...process.env, HOME: dir, XDG_CONFIG_HOME: '', XDG_DATA_HOME: '', MCPD_PLUGIN_PATH: '' };
+    assert.equal(mcpd(['install', 'claude-desktop', '--', '--no-watch'], env).status, 0);
+    const config = JSON.parse(fs.readFileSync(path.join(dir, CLIENTS['claude-desktop'].file), 'utf8'));
+    const entry = config.mcpServers.mcpd;
+    delete env.XDG_CONFIG_HOME;
+    delete env.XDG_DATA_HOME;
+    delete env.MCPD_PLUGIN_PATH;
+    const client = new Client({ name: 'mcpd-e2e-configured', version: '0.0.0' });
+    t.after(() => client.close());
+    await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env, stderr: 'pipe' }));
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((x) => x.name === 'echo'), JSON.stringify(tools.map((x) => x.name)));
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'from the config' } });
+    assert.equal(result.content[0].text, 'from the config');
   });
 });
 
