@@ -94,5 +94,28 @@ case $out in
   *"Hello, World!"*) ;;
   *) fail "mcpd --call hello printed '$out', expected 'Hello, World!'" ;;
 esac
-echo "oot-test: hello.so, built out of tree, answered \"Hello, World!\""
+
+# The C++ example the same way, with its own Makefile (c++).
+if command -v "${CXX:-c++}" >/dev/null 2>&1; then
+  {
+    mkdir "$tmp/build-cpp" "$tmp/plugins-cpp" &&
+      cp "$srcdir/examples/hello-cpp/hello.cpp" \
+        "$srcdir/examples/hello-cpp/Makefile" "$tmp/build-cpp/"
+  } || fail "cannot copy examples/hello-cpp"
+  log=$tmp/build-cpp.log
+  "$MAKE" -C "$tmp/build-cpp" PKG_CONFIG="$PKG_CONFIG" >"$log" 2>&1 ||
+    fail "building hello_cpp.so out of tree failed"
+  cp "$tmp/build-cpp/hello_cpp.so" "$tmp/plugins-cpp/" ||
+    fail "cannot copy hello_cpp.so"
+  log=$tmp/mcpd-cpp.log
+  out=$("$builddir/src/mcpd" --plugins "$tmp/plugins-cpp" --call hello_cpp \
+    --args '{"name":"World"}' 2>"$log") ||
+    fail "mcpd --call hello_cpp exited with status $?; stdout: $out"
+  case $out in
+    *"Hello, World!"*) ;;
+    *) fail "mcpd --call hello_cpp printed '$out'" ;;
+  esac
+fi
+echo "oot-test: hello.so and hello_cpp.so, built out of tree, answered" \
+  "\"Hello, World!\""
 exit 0
