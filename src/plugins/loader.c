@@ -486,6 +486,12 @@ static plugin *start_isolated(loader *l, plugin *p, const struct stat *st,
  * a name the options keep in-process. */
 typedef enum placement { PLACE_BY_OPTIONS, PLACE_IN_PROCESS } placement;
 
+/* Whether nothing is at `path` any more (not even a dangling link). */
+static int vanished(const char *path) {
+  struct stat lst;
+  return lstat(path, &lst) != 0 && errno == ENOENT;
+}
+
 static plugin *load(loader *l, const char *path, plugin *replacing,
                     unsigned dir_index, placement where) {
   char err[1024] = "";
@@ -504,6 +510,15 @@ static plugin *load(loader *l, const char *path, plugin *replacing,
   /* The checks of the file run here, whoever loads it. */
   verdict = plugin_file_open(path, l->env.opts->allow_insecure, &fd, &st, &dst,
                              err, sizeof(err));
+  if (verdict != PLUGIN_FILE_OK && vanished(path)) {
+    /* Removed or renamed over since the scan saw it: no failure of the
+     * plugin's, and the next scan sees what is there now. */
+    log_info("plugin file %s vanished before it could be %s", path,
+             replacing != NULL ? "reloaded" : "loaded");
+    p->replacing = NULL;
+    plugin_release(p);
+    return NULL;
+  }
   if (verdict != PLUGIN_FILE_OK) {
     if (verdict == PLUGIN_FILE_DIR_REFUSED)
       kind = FAILURE_DIR;
