@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # setup.sh -- install build dependencies, build mcpd, then install it or
 # run the test suite.  Works on a fresh Debian or Ubuntu machine.
 #

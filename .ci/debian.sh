@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # CI: build the Debian packages from the release tarball, run lintian on
 # them (an error fails), install them into a clean root and check that the
 # installed mcpd serves the bundled plugins' tools over stdio.

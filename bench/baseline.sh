@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # baseline.sh -- build another commit's mcpd and echo plugin beside HEAD.
 #
 # usage: bench/baseline.sh BUILDDIR SRCDIR COMMIT

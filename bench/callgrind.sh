@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # callgrind.sh -- instructions per echo call, counted by callgrind.
 #
 # usage: bench/callgrind.sh BUILDDIR SRCDIR [COMMIT]

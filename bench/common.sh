@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # common.sh -- the setup bench/run.sh, vs.sh and callgrind.sh share.
 #
 # Sourced, not run: `. "$srcdir/bench/common.sh"` once the script has set

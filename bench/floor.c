@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* floor.c -- the reference floor for the mcpd benchmarks.
  *
  * The floor is the least a straightforward json-c server has to do to answer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http-floor.c -- the reference floor for the mcpd HTTP benchmarks.
  *
  * The least a libmicrohttpd MCP server has to do to answer Streamable HTTP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load.c -- mcpd-load, the load driver for the mcpd benchmarks.
  *
  * mcpd-load spawns an MCP server, initializes it, and drives N requests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load.h -- what the parts of mcpd-load share.
  *
  * load.c holds the driver: options, the alternation of two servers, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load_http.c -- mcpd-load's Streamable HTTP transport.
  *
  * The server is started with its own listen address set to port 0; it must

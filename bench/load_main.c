@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load_main.c -- mcpd-load's command line: it reads the options and the
  * one or two server commands, then hands the runs to load.c.  It sits
  * above load.c and both transports (it names them), so that load.c, which

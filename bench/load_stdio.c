@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load_stdio.c -- mcpd-load's stdio transport.
  *
  * The server reads newline-delimited JSON-RPC on its stdin and writes it on

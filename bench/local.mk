@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # rules for bench/ (owned by that area)
 #
 # `make bench` builds the load driver and the floor servers and measures

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reload.c -- how long a plugin renamed into a watched directory takes to
  * show up as notifications/tools/list_changed on mcpd's stdout.
  *

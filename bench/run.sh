@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh -- measure mcpd against the floor server, in one run.
 #
 # usage: bench/run.sh BUILDDIR SRCDIR   (what `make bench` does)

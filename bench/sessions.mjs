@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sessions.mjs -- what an idle HTTP session costs mcpd: opens N sessions
 // (initialize, then notifications/initialized, as a client does), leaves
 // them idle, and prints the growth of mcpd's VmRSS per session in KiB.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # vs.sh -- measure this build's mcpd against another commit's, in one run.
 #
 # usage: bench/vs.sh BUILDDIR SRCDIR COMMIT   (what `make bench BASELINE=`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Man pages, made at build time from what they describe, so they cannot
 # drift from it: mcpd(1) is doc/mcpd.1.in with its OPTIONS section taken
 # from `mcpd --help` (tools/help2roff.awk); mcpd-plugin(7) is

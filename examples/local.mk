@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Examples are shipped in the tarball but not installed.  hello/ is built
 # out of tree against the installed SDK, the JSON files are snippets for
 # MCP client configurations, and nginx/ runs several mcpd processes behind

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Bundled plugins, installed into $(pluginsdir).  Each is one shared object
 # that exports only `mcpd_plugin` (see PLUGIN_LDFLAGS in Makefile.am).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mcpd.h -- the plugin SDK for mcpd, the MCP server host.
  *
  * A plugin is a shared object that exports exactly one symbol, `mcpd_plugin`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c -- `mcpd --list` and `mcpd --call`. */
 #include "config.h"
 

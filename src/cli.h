@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h -- `mcpd --list` and `mcpd --call`: one-shot commands for a person
  * at a shell.  Both talk to the server through a session on an in-memory
  * transport, so they exercise exactly the path a client's request takes. */

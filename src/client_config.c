@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* client_config.c -- `mcpd install` and `mcpd uninstall` (see
  * client_config.h).  Each client keeps its servers under one key of a JSON
  * object, in a file at a place it documents:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* client_config.h -- `mcpd install CLIENT` and `mcpd uninstall CLIENT`:
  * mcpd's entry in an MCP client's JSON config (Claude Desktop, Cursor,
  * VS Code, Claude Code, Gemini CLI), added or removed with every other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c -- the mcpd command: parse the command line, run the loop, exit
  * cleanly. */
 #include "config.h"

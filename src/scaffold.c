@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaffold.c -- `mcpd new NAME [--dir DIR]` (see scaffold.h): writes
  * DIR/NAME/ with NAME.c (one tool with an input schema), a Makefile
  * (make, make check, make install) and a README.md, from the templates

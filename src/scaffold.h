@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaffold.h -- `mcpd new NAME [--dir DIR]`: a plugin project that builds
  * and passes its own test against the installed mcpd with no edits. */
 #ifndef MCPD_SCAFFOLD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* server.c -- the top of the host: wiring, sessions, signals and orderly
  * shutdown. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* server.h -- the top of the host: one server per process, owning the
  * registry, the loader, the executor of calls, the set of sessions, the
  * plugin-directory watch, signals and orderly shutdown.

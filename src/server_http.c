@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* server_http.c -- wires the HTTP endpoint (streamable) to the server:
  * sessions come from server_open_session(), and shutdown reaches the
  * endpoint through the two hooks in `server`. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* server_http.h -- the server's HTTP endpoint, in mcpd-http only. */
 #ifndef MCPD_SERVER_HTTP_H
 #define MCPD_SERVER_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.c -- every setting of mcpd in one table, and the walks over it:
  * the command line, the --config file, defaults, bounds, precedence (the
  * command line wins) and --help. */

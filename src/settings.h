@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.h -- every setting of mcpd, read from the command line and the
  * --config file by walking one table (settings.c).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in tests/package.json) against mcpd over Streamable HTTP, serving
 # the fixture plugin examples/everything, twice against one mcpd:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # End-to-end tests (tests/e2e.sh): node's built-in test runner drives the
 # built src/mcpd over stdio with raw JSON-RPC lines and with the official MCP
 # TypeScript SDK client.  The SDK is pinned in tests/package.json and

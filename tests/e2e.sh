@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end tests: spawn the built src/mcpd and drive it with raw JSON-RPC
 # lines and with the official MCP TypeScript SDK client (tests/e2e/*.test.mjs).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/layers.sh must fail where the rule is broken: a use the graph does
 # not allow, an edge nobody uses, a module nobody listed, and a circle.
 # Each case is a tiny src/ tree of its own, checked on its includes.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The layering check.  src/layers.txt is a graph: for each module of src/
 # (a file name without .c/.h, in whichever folder it lives) the modules it
 # may use.  This script checks that

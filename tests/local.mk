@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Tests in three layers, all under `make check`:
 #   tests/plugins.mk  fixture plugins built check-only as real .so files
 #   tests/unit.mk     Check unit suites (framing, JSON-RPC, loader, ...)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The man pages say what the program does: every long option of the
 # settings table (src/settings.c) that is not internal is in `mcpd --help`
 # (and so in the OPTIONS section of mcpd(1), made from it), every config

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The five-minute path of doc/plugin-guide.md, as a new plugin author
 # walks it, against an installed mcpd (a staging install of this build,
 # found on $PATH and through pkg-config):

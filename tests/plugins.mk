@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Fixture plugins for the loader and end-to-end tests, built by `make check`
 # only, as real shared objects: tests/plugins/.libs/NAME.so.  Tests refer to
 # them by file name, so keep the names.

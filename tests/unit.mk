@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Check unit suites, one program with a suite per unit (framer, jsonrpc,
 # handles, rpc_peer, request_state, negotiation, session, schema, uritpl,
 # registry, loader, crash, tools, content, server, watch, auth, settings,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # help2roff.awk -- fill the man page template doc/mcpd.1.in with the OPTIONS
 # section made from `mcpd --help`, so the two cannot say different things.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # md2roff.awk -- the plugin guide (doc/plugin-guide.md) as a man page, so
 # mcpd-plugin(7) is made from the guide at build time and cannot drift.
 #

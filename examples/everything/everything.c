@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* everything.c -- the MCP conformance fixture: the tools, resources,
  * resource template, prompts and completions the conformance suite's
  * server scenarios call, with the exact names, texts and contents its

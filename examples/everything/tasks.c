@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks.c -- the everything fixture's tools for tasks (ABI 1.3), as the
  * conformance suite's tasks-* scenarios call them.  Each is an ordinary
  * tool: mcpd makes a task of it when the tool allows one and the client

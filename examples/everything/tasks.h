@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks.h -- the everything fixture's task tools (tasks.c), listed in
  * everything.c's table. */
 #ifndef EVERYTHING_TASKS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // hello.cpp -- an mcpd plugin in C++: one tool that greets by name, built
 // from the same sdk/mcpd.h as a C plugin.  The tables are designated
 // initializers, as in C; C++ wants their fields in the order mcpd.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hello.c -- the smallest mcpd plugin: one tool that greets by name. */
 #include <mcpd.h>
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds examples/hello out of tree, the way a plugin author would: install
 # mcpd into a staging directory, compile hello.c with nothing but
 # `pkg-config --cflags --libs mcpd`, then call the tool through the built

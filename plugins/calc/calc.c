@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* calc.c -- the "calc" plugin: arithmetic for models, which are bad at it.
  *
  * The tool `calculate` evaluates one expression in IEEE doubles with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* base64.c -- base64 for the bundled plugins (see base64.h). */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* base64.h -- base64 for the bundled plugins (compiled into each through
  * libplugcommon; not part of the SDK).  Images and blobs cross MCP as
  * base64 text. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* buf.c -- the growable byte buffer of the bundled plugins (see buf.h). */
 #include <stdarg.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* buf.h -- a growable byte buffer for the bundled plugins (compiled into
  * each through libplugcommon; not part of the SDK).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_config.c -- reading a bundled plugin's config object (see
  * plugin_config.h). */
 #include <stdarg.h>

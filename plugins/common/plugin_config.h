@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_config.h -- reading a bundled plugin's config object, shared by the
  * plugins in this tree (compiled into each; not part of the SDK).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* utf8.c -- UTF-8 for the bundled plugins (see utf8.h). */
 #include <stdlib.h>
 

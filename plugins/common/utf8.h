@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* utf8.h -- UTF-8 for the bundled plugins: validating, cutting on
  * character boundaries, encoding and cleaning (compiled into each through
  * libplugcommon; not part of the SDK).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo.c -- the "echo" plugin: returns its text argument unchanged.
  *
  * It is the smallest useful tool and the one the benchmarks drive, so it

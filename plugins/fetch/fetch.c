@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch.c -- the "fetch" plugin: fetches a URL and returns what a model
  * can read: HTML reduced to text, JSON pretty-printed, other text as it
  * is, and PNG, JPEG, GIF and WebP images as image content.

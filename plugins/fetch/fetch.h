@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch.h -- what the modules of the "fetch" plugin share.
  *
  * policy.c  which URLs may be fetched: schemes, the host lists, and the

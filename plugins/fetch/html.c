@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* html.c -- HTML reduced to the text a reader sees.
  *
  * Not a full HTML5 parser, and it need not be: one pass, left to right,

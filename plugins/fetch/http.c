@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http.c -- the transfers of one call of the "fetch" tool.
  *
  * A call runs on a pool worker and owns one libcurl multi handle (so its

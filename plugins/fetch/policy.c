@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* policy.c -- which URLs the "fetch" plugin may fetch, and where it may
  * connect.
  *

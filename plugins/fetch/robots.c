@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* robots.c -- robots.txt (RFC 9309) for the "fetch" plugin.
  *
  * A robots.txt is parsed once, when fetched, into the rules for our agent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.c -- charsets and the clock for the "fetch" plugin.  (Buffers,
  * UTF-8 and base64 are in ../common.) */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fs.c -- the "fs" plugin: browse, read, search and (when allowed) write
  * files under root directories.
  *

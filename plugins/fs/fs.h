@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fs.h -- what the modules of the "fs" plugin share.
  *
  * resolve.c  maps user paths and file:// URIs to (root, relative path) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* resolve.c -- containment: no path leaves the roots.
  *
  * Paths are cleaned lexically first, so ".." never reaches the kernel: a

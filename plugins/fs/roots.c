@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* roots.c -- the roots of the "fs" plugin: opening a directory as a root,
  * the roots a call serves (the configured ones, or the client's), and the
  * client roots the latest call saw, kept for subscriptions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* roots.h -- the roots of the "fs" plugin (roots.c): opening them, the
  * roots a call serves, and the client roots the latest call saw. */
 #ifndef MCPD_PLUGIN_FS_ROOTS_H

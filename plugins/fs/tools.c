@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools.c -- the tools of the "fs" plugin.
  *
  * Every tool runs on mcpd's pool (it touches the disk), takes the roots it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.c -- small helpers of the "fs" plugin: MIME types, timestamps,
  * reading whole files and directories. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watch.c -- resource subscriptions through inotify.
  *
  * The first subscription starts one inotify instance and one thread per

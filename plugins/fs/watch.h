@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watch.h -- resource subscriptions of the "fs" plugin (watch.c). */
 #ifndef MCPD_PLUGIN_FS_WATCH_H
 #define MCPD_PLUGIN_FS_WATCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* catalog.c -- the "sqlite" plugin's list_tables and describe_table
  * tools: the databases, their tables and views, and one table's columns,
  * indexes and foreign keys. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cell.c -- a column of a result row of the "sqlite" plugin, as JSON and
  * as text: numbers as numbers, text cut on a character boundary at
  * maxCellBytes, blobs as base64. */

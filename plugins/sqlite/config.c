@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.c -- the "sqlite" plugin's config: the databases it serves and
  * its limits, and finding a database by the name a client gives. */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.c -- one SQLite connection for one call of the "sqlite" plugin.
  *
  * Every call opens its own connection and closes it before it ends, so no

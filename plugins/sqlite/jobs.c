@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jobs.c -- the threads the "sqlite" plugin's tools run on.
  *
  * Tools are ASYNC: each call runs on a thread of its own that ends the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prompt.c -- the "sqlite" plugin's explore_database prompt: a plan for
  * a model to learn an unknown database with the tools. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schema.c -- what a database of the "sqlite" plugin holds, read on mcpd's
  * pool: the schema resources, and the completion of database and table
  * names. */

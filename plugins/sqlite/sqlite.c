@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sqlite.c -- the "sqlite" plugin: lets a client look into, query and
  * (where the config allows) change the SQLite databases named in mcpd's
  * config.  This file holds its tables (tools, the resource template, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sqlite.h -- what the files of the "sqlite" plugin share.
  *
  * config.c     the config: databases, limits; finding a database by name.

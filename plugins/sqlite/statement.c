@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* statement.c -- the "sqlite" plugin's query and execute tools: one
  * statement, its values bound.  query runs only a statement that
  * sqlite3_stmt_readonly() calls read-only, whatever the database; execute

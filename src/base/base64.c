@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* base64.c -- strict RFC 4648 base64 and base64url (see base64.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* base64.h -- strict RFC 4648 base64 and base64url.
  *
  * One decoder for the three places that read it: Mcp-Param-* header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* handles.c -- handles that stay safe to use after what they name is gone. */
 #include "config.h"
 

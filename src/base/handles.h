@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* handles.h -- handles that stay safe to use after what they name is gone.
  *
  * A plugin holds an `mcpd_call *` for a call in flight and may, by mistake,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostq.c -- the queue through which other threads hand work to the loop. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostq.h -- the queue through which other threads hand work to the loop.
  *
  * Plugin code runs on pool workers and on threads of its own; whatever it

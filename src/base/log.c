@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.c -- leveled log lines on stderr. */
 #include "config.h"
 

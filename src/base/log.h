@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.h -- leveled log lines on stderr.
  *
  * stdout belongs to the protocol; every diagnostic mcpd prints goes through

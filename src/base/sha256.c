@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sha256.c -- SHA-256 and HMAC-SHA256, written from FIPS 180-4 and
  * RFC 2104. */
 #include "config.h"

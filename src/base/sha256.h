@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sha256.h -- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), small and
  * self-contained: the stdio server signs requestState with them and must
  * not link libcrypto (see doc/architecture.md, server_http). */

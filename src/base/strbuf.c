@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* strbuf.c -- a growable byte buffer and JSON text helpers. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* strbuf.h -- the growable byte buffer, and JSON text helpers.
  *
  * One buffer type serves the framer's input, the transport's output and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uritpl.c -- RFC 6570 URI templates: parse once, match many. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uritpl.h -- RFC 6570 URI templates, parsed once and matched against the
  * URIs clients read.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* utf8.c -- UTF-8 checks for text that crosses the protocol. */
 #include "config.h"
 

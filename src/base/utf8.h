@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* utf8.h -- UTF-8 checks for text that crosses the protocol.
  *
  * Every byte mcpd writes to a client is valid UTF-8: input is checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watchdog.c -- see watchdog.h. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watchdog.h -- mcpd stays able to exit while plugin code holds its loop.
  *
  * An INLINE tool (or init(), or any callback the loop runs) that never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ask.c -- what a call says to and asks of its client: progress, the
  * plugin's requests to the client (sampling, elicitation, roots) with
  * their timeouts, the end of a URL elicitation, and for a 2026-07-28

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ask.h -- what a call says to and asks of its client: progress, requests
  * (sampling, elicitation, roots) with their timeouts, the end of a URL
  * elicitation, and for a 2026-07-28 client the input_required answer that

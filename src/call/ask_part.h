@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ask_part.h -- the part of a call that ask.c owns: what the call asked
  * of its client, and what a modern call still needs answered.  Only ask.c
  * touches these fields; it is declared below the call core so that struct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* call.h -- plugin calls in flight (tool calls, resource reads, prompt
  * gets, completions) as the rest of mcpd sees them: the executor a server
  * owns, what starting a call needs, and the entry points of the call

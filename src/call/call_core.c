@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* call_core.c -- a call's life: its start, the events it queues for the
  * loop, its cancellation and its finish.  What each part of the room
  * does at those moments (deadlines, the pool, the worker, the client's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* call_core.h -- the bottom of the call room: struct mcpd_call, the
  * events a call queues for the loop, and a call's life (start, finish,
  * cancel).  The modules above (sched, result, ask, remote) hear of that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* host_api.c -- the top of the call room: the table plugins call
  * (struct mcpd_host), whose call functions resolve the plugin's handle
  * and hold it entered while the module below does the work, and the

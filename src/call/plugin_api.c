@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_api.c -- what a plugin does for itself through the host table,
  * outside any call: log lines (to stderr, and rate-limited to the clients
  * that asked), run-time tools, resources and prompts, resource updates,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_api.h -- the host functions a plugin calls on itself (its
  * mcpd_self), outside any call: logs, run-time entries, resource updates
  * and the roots callback.  host_api.c puts them in the table; each

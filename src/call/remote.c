@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote.c -- calls into isolated plugins: a call is forwarded to its
  * plugin's worker process (worker_link.h) with the client's capabilities and
  * roots beside it, and what the worker says about the call on its way

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote.h -- calls into isolated plugins: forwarded to the plugin's
  * worker process, whose answer ends the call like any other, and whose
  * requests, progress and logs reach the call's client. */

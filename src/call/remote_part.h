@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote_part.h -- the part of a call that remote.c owns: the id of the
  * request that forwarded it to its plugin's worker.  Only remote.c
  * touches it; it is declared below the call core so that struct mcpd_call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* result.c -- what a call answers: the builders plugins call, the
  * checks a result passes (its shape for the kind of call, the tool's
  * output schema, finite numbers, one line of JSON, valid UTF-8) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* result.h -- what a call answers: the builders plugins call (through
  * host_api.c), the checks a result passes, and the answer's JSON text.
  * Every builder takes a call that host_api.c resolved from its handle and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* result_part.h -- the part of a call that result.c owns: the result the
  * plugin builds (or its worker wrote) and the error it chose.  Only
  * result.c touches these fields; it is declared below the call core so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.c -- where and until when a call runs: POOL calls of one plugin
  * wait their turn when it holds its share of the worker threads, and
  * every call that does not run inline has a deadline, after which its

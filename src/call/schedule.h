@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.h -- where and until when a call runs: POOL calls share the
  * worker threads fairly among plugins, and every call that does not run
  * inline has a deadline.  The core hears nothing of this module by name:

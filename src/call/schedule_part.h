@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule_part.h -- the part of a call that schedule.c owns: its place in the
  * executor's list of deadlines and in its plugin's queue for a pool
  * thread.  Only schedule.c touches these fields; it is declared below the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* auth.c -- bearer tokens for the HTTP transport: static tokens and JWT
  * access tokens, and the RFC 9728 metadata that tells clients where to get
  * one.  See auth.h.

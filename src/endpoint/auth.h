@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* auth.h -- the OAuth resource-server role of the HTTP transport.
  *
  * When a token source is configured, every HTTP request to the MCP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* auth_settings.h -- what auth_new() reads: the token sources of HTTP
  * authorization and the resource URL.  Filled by settings.c from the
  * --auth-* and --resource-url flags or their config keys. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http_settings.h -- what the HTTP endpoint (streamable.c) reads: where it
  * listens, whom it lets in, how its sessions are named and end, and its
  * authorization.  Filled by settings.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* streamable.c -- MCP over HTTP: the endpoint (which path, method and era
  * each request takes) and the sessions of the legacy revisions.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* streamable.h -- MCP over HTTP: the Streamable HTTP transport of the
  * 2025 revisions at /mcp, and the older HTTP+SSE transport (2024-11-05) at
  * /sse and /messages.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* streamable_modern.c -- the 2026-07-28 era over HTTP: one POST, one
  * request.
  *

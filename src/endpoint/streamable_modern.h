@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* streamable_modern.h -- the 2026-07-28 era over HTTP: one POST, one
  * request, no session of the client's.
  *

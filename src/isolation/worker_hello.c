@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_hello.c -- the worker's side of the first words with its host.
  * See worker_hello.h. */
 #include "config.h"

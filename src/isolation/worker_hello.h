@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_hello.h -- the first words between mcpd and the worker process of
  * an isolated plugin, before they speak MCP.  mcpd never loads an isolated
  * plugin itself, so it learns the plugin's name from the worker, and only

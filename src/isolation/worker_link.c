@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_link.c -- the host as a client of an isolated plugin's worker:
  * the listing into the registry, forwarded calls and what comes back
  * about them, over an rpc_peer.  The process itself is worker_process.c's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_link.h -- isolated plugins: each runs in a worker process, mcpd
  * itself re-executed with --worker, which serves that one plugin over MCP
  * on a pair of pipes (worker_process.c runs that process).

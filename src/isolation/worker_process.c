@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_process.c -- spawns, watches, restarts and ends the process of an
  * isolated plugin.  See worker_process.h. */
 #define _GNU_SOURCE /* pipe2 */

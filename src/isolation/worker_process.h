@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_process.h -- the process of an isolated plugin: mcpd itself,
  * re-executed with --worker, serving that one plugin on a pair of pipes.
  *

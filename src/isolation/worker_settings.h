@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* worker_settings.h -- what the host side of isolation (worker_link.c) reads:
  * what it passes on to each worker process, the largest message it takes
  * from one, and the per-plugin settings (config, limits).  Filled by

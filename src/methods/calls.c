@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* calls.c -- the methods that run plugin code: tools/call,
  * resources/read, prompts/get and completion/complete.  Each finds its
  * entry, checks the arguments and hands the call to call_start(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* calls.h -- the methods that run plugin code: tools/call, resources/read,
  * prompts/get and completion/complete.
  *

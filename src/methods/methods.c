@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* methods.c -- the MCP methods mcpd answers, from one static table: the
  * table and its dispatch, the lifecycle (initialize, server/discover, ping,
  * logging/setLevel), the lists, and the client's notifications.  The

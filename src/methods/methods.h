@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* methods.h -- the MCP methods mcpd answers, from one static table.
  *
  * The handlers answer from the registry and start tool calls; what they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* methods_settings.h -- what the MCP methods (methods.c) read from the
  * settings.  Filled by settings.c. */
 #ifndef MCPD_METHODS_SETTINGS_H

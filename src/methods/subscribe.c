@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* subscribe.c -- who hears of a resource that changed: legacy
  * resources/subscribe, modern subscriptions/listen, and the URI -> entry
  * bookkeeping that tells plugins of their subscribers.  See subscribe.h. */

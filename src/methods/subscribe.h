@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* subscribe.h -- who hears of a resource that changed: resources/subscribe
  * and unsubscribe of legacy sessions, and the subscriptions/listen streams
  * of the 2026-07-28 era.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks.c -- tool calls that outlive their request (see tasks.h): the
  * store, a task's life (create, run, input, end, expire), and the methods
  * of both eras. */

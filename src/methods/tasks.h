@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks.h -- tool calls that outlive their request: the 2025-11-25
  * tasks (params.task, tasks/get, tasks/result, tasks/list, tasks/cancel,
  * notifications/tasks/status) and the 2026-07-28 extension

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* descriptor.c -- ABI and table validation of plugin descriptors. */
 #include "config.h"
 

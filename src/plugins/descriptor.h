@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* descriptor.h -- decides whether the descriptor a plugin exports is one
  * this host can use.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader.c -- the set of live plugin instances: scanning, loading,
  * reloading, unloading, references and run-time tools. */
 #include "config.h"

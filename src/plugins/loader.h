@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader.h -- scans plugin directories and keeps the set of live plugin
  * instances: load, reload, unload, and the references that keep an
  * instance mapped while calls into it run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader_settings.h -- what the plugin loader reads: the directories it
  * scans, how strict it is about their owners, and the per-plugin settings
  * (isolation, configs).  Filled by settings.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_file.c -- safety checks and the private copy of a plugin file. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_file.h -- gets a plugin file ready for dlopen() without trusting
  * it more than necessary.
  *

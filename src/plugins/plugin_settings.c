@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_settings.c -- the per-plugin lookups in the host's settings. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_settings.h -- the host's settings for each plugin, and the
  * lookups the loader, the worker link and the call executor make in them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watch.c -- reacts to plugin files appearing, changing and disappearing. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watch.h -- reacts to plugin files appearing, changing and disappearing.
  *
  * Each plugin directory is watched with a libuv fs event handle.  Events

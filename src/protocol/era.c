@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* era.c -- the revisions mcpd speaks and the rules of the 2026-07-28 era
  * that need no connection: versions, the envelope, routing, modern
  * results, statuses and header matching.  See era.h. */

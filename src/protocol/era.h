@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* era.h -- the two protocol eras: which revisions mcpd speaks, and the
  * rules of the 2026-07-28 one that do not depend on a connection.
  *

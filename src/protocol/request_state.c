@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* request_state.c -- sealing and opening requestState; input request keys.
  *
  * A state is "1." base64url(payload) "." base64url(HMAC-SHA256(key,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* request_state.h -- what a 2026-07-28 input_required result hands the
  * client and gets back on the retry: the opaque `requestState`, and the
  * keys of `inputRequests`.

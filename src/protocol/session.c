@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.c -- one MCP conversation: framing up to dispatch, and the rule
  * that every request gets exactly one response. */
 #include "config.h"

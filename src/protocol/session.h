@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.h -- one MCP conversation: lifecycle state, the negotiated
  * revision, the requests in flight, and the rule that every request gets
  * exactly one response.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* registry.c -- everything mcpd offers, by kind and key, in a stable
  * order. */
 #include "config.h"

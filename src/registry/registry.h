@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* registry.h -- everything mcpd offers, by kind and key, in a stable order.
  *
  * The registry is the single source of truth for the four lists a client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* framer.c -- newline-delimited message framing. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* framer.h -- newline-delimited message framing.
  *
  * The transport reads straight into the framer's buffer (framer_reserve),

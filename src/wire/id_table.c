@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* id_table.c -- values by JSON-RPC request id.  See id_table.h. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* id_table.h -- values by JSON-RPC request id (an integer or a string).
  *
  * Open addressing with the hash stored beside each key and deletions that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jsonrpc.c -- JSON-RPC 2.0 parsing, classification and replies. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jsonrpc.h -- JSON-RPC 2.0 parsing, classification and replies.
  *
  * Pure functions over json-c objects: no I/O, no MCP knowledge. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rpc_peer.c -- the outgoing side of a JSON-RPC peer: pending requests by
  * id, correlation of answers, timeouts, fail-all, the write queue.  See
  * rpc_peer.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rpc_peer.h -- the outgoing side of a JSON-RPC peer: the requests this
  * side sent and still waits for, and the bytes it writes to a stream.
  *

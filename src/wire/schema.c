@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schema.c -- the JSON Schema subset mcpd checks tool arguments against. */
 #include "config.h"
 

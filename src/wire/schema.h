@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schema.h -- the JSON Schema subset mcpd checks tool arguments against.
  *
  * Supported keywords: type (a name or a list), properties, required,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transport_http.c -- an HTTP endpoint on the libuv loop.
  *
  * Why libmicrohttpd and not libh2o: both are in Debian, but h2o's libuv

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transport_http.h -- an HTTP endpoint on the libuv loop, for Streamable
  * HTTP.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transport_memory.c -- a transport that keeps messages in memory. */
 #include "config.h"
 

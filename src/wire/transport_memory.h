@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transport_memory.h -- a transport that keeps messages in memory.
  *
  * `mcpd --list` and `--call` talk to the server through it, as the unit

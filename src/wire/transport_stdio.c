@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transport_stdio.c -- newline-delimited JSON-RPC over stdin/stdout. */
 #include "config.h"
 

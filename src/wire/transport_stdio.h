@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transport_stdio.h -- newline-delimited JSON-RPC over stdin/stdout.
  *
  * stdin and stdout may each be a pipe, a terminal, a socket or a regular

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi10.c -- the ABI 1.0 fixture: a plugin built against the frozen
  * tests/abi/1.0/mcpd.h, never against sdk/mcpd.h, so every later host
  * proves that it still loads and serves what a 1.0 plugin built.

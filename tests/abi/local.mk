@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The ABI 1.0 fixture (tests/abi/README.md): built by `make check` only, as
 # a real shared object, tests/abi/.libs/abi10.so, against the frozen header
 # in tests/abi/1.0/ -- never sdk/, which moves on.  A per-target CPPFLAGS

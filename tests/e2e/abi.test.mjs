@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ABI 1.0 stays loadable: tests/abi/abi10.c, built against the frozen
 // tests/abi/1.0/mcpd.h, is loaded into the current mcpd and driven by the
 // official SDK client.  Every answer below is what that plugin was built

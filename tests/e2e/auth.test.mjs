@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcpd --transport http with a token source: the OAuth resource-server role
 // as a client sees it.  Static tokens and JWTs signed by a key the test
 // makes; 401 with WWW-Authenticate and the RFC 9728 metadata; sessions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a plugin author and a client's user run at a shell: `mcpd install`
 // and `mcpd uninstall` against each client's config file in its real
 // format (other servers, unrelated keys, numbers written their own way),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Plugins asking the client (ABI 1.1): sampling, elicitation in form and
 // URL mode, and roots, driven by the official MCP TypeScript SDK client
 // over stdio against the fixture plugin tests/plugins/asker.c.

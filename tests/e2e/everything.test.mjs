@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The conformance fixture examples/everything driven by the official MCP
 // TypeScript SDK client over stdio: every tool, resource, template, prompt
 // and completion it offers, answered exactly as the conformance suite's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Faults in plugins (issues 13 and 22): the `fault` fixture misbehaves on
 // purpose, one tool per fault and execution mode (segv_inline, hang_pool,
 // ...).  With default options every plugin runs in a worker process of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bundled fetch plugin driven by the official MCP TypeScript SDK client
 // against a real HTTP server this test starts on 127.0.0.1: HTML reduced to
 // text, JSON, images, the size and time limits, progress, cancellation,

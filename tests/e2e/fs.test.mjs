@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bundled fs plugin driven by the official MCP TypeScript SDK client, as
 // Claude Desktop or the MCP Inspector would drive it: the files it lists as
 // resources, reads through resources and through its file:///{+path}

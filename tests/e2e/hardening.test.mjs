@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Launch conditions and the end of the stream: what a plugin's child
 // inherits, closed standard descriptors, and every owed reply flushed at
 // EOF.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How many HTTP sessions may be open (issue 24): --max-sessions for the
 // server, and a share of it per authenticated identity
 // (--max-sessions-per-identity, a quarter by default), so that one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcpd --transport http as a client sees its streams: the legacy HTTP+SSE
 // transport with the SDK's SSEClientTransport, resumption with Last-Event-ID
 // (the SDK's transparent reconnect, then the same on the raw wire), the

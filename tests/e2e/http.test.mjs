@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcpd --transport http: the official SDK client over Streamable HTTP, and
 // raw fetch() for each status code the transport answers with.
 //

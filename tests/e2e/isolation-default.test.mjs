@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Plugins run in a worker process by default (issue 22), as a user sees it
 // with real mcpd processes:
 //   - with default options no plugin code runs in mcpd, not even an ELF

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Isolated plugins (issue 13) as a client sees them, with real processes:
 // `mcpd --isolate` runs each chosen plugin in a worker process of its own
 // (`mcpd --worker PATH`, a child of mcpd), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where a plugin's log() line goes once its call was cancelled (issue 24,
 // section 4): to the caller's own session, which asked for the level, as
 // a message unrelated to the cancelled request -- never to another

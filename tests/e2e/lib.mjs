@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers for the mcpd end-to-end tests.
 //
 // Paths come from the environment that tests/e2e.mk exports

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Process lifecycle: shutdown on EOF and signals, parent death, the command
 // line, the config file, and stdout protection against chatty plugins.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The plugin loader as a user sees it: broken plugins are refused with one
 // clear stderr line each while every good plugin keeps working; unsafe files
 // are refused unless allowed; --list and --call; hot reload.

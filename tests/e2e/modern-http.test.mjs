@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 2026-07-28 ("modern") revision over Streamable HTTP, with raw
 // fetch(): era selection per POST, the header rules and the HTTP status of
 // each error, JSON or SSE answers, cancellation by hanging up, legacy SDK

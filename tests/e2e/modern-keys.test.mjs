@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 2026-07-28 ("modern") revision over stdio, third part: questions a
 // plugin names (client_request_keyed(), ABI 1.2) in input_required
 // results, in-process and in an isolated worker; answers sent without a

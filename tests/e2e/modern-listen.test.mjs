@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 2026-07-28 ("modern") revision over stdio, second part:
 // subscriptions/listen (acknowledgement, the granted subset, tagged
 // list_changed and resource updates, several listens, cancellation,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 2026-07-28 ("modern") revision over stdio, with raw JSON-RPC lines:
 // era selection per connection, the per-request envelope, the modern
 // results (resultType, serverInfo, cache hints) and errors, and the legacy

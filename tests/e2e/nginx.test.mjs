@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scale-out: real nginx in front of two mcpd processes, routing every
 // request of a session to the process that created it
 // (examples/nginx/mcpd.conf).

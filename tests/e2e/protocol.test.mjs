@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // JSON-RPC and framing over stdio, with raw lines: every bad input gets the
 // right error (or none, for notifications), the connection survives it (a
 // ping after it is still answered), and stdout only ever carries JSON-RPC.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hot reload as an MCP client sees it: plugin files dropped into, replaced in
 // and removed from a watched plugin directory are loaded, reloaded and
 // unloaded live, each batch announced with notifications/*/list_changed;

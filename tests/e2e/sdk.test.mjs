@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcpd driven by the official MCP TypeScript SDK client (the same code most
 // MCP hosts are built on), over its stdio transport.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcpd driven by the official TypeScript SDK 2.x client
 // (@modelcontextprotocol/client) in its "auto" version negotiation: it
 // probes with server/discover, takes the 2026-07-28 revision when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bundled sqlite plugin driven by the official MCP TypeScript SDK client
 // against a real SQLite file the test creates: through the plugin itself,
 // with a writable config and the execute tool, then read through a second,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tasks over stdio as raw JSON-RPC: the 2026-07-28 extension beside the
 // conformance suite's HTTP scenarios (notifications/tasks on a listen
 // stream, -32021 naming the extension), and what both eras share: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tasks as the official TypeScript SDK 1.x client uses them (its
 // experimental task API, 2025-11-25): create, poll, cancel, fetch, list,
 // input_required with elicitation, over stdio and over HTTP, and a result

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcpd's worker mode, as the host that starts a worker sees it.
 //
 // The host runs `mcpd --worker PLUGIN --log-level L --threads N` and speaks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch_tests.c -- the pure parts of the fetch plugin, with Check: the
  * HTML reducer and character references, robots.txt groups and matching,
  * address classes and host patterns.  The transfers themselves are tested

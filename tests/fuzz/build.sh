@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build.sh BUILDDIR [OUTDIR] -- builds the libFuzzer harnesses with clang.
 #
 # The autotools objects are built with gcc, so the sources are compiled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_arguments.c -- libFuzzer harness for the path a tool call's
  * "arguments" take: JSON parsing, schema validation, the call into a
  * plugin, and the result back to the client.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_common.c -- the server set-up and the independent message checks
  * the harnesses share.  See fuzz_common.h. */
 #include "config.h"

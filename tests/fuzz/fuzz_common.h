@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_common.h -- what the libFuzzer harnesses share: a private plugin
  * directory holding the bundled plugins, a server on the in-memory transport,
  * and independent checks of every message mcpd writes.

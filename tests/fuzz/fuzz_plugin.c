@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_plugin.c -- a fixture plugin for fuzz_protocol ("fuzzfix"), built
  * by build.sh into fuzzfix.so.  It reaches what echo and calc do not, and
  * stays deterministic: every callback is INLINE, or ASYNC and completed

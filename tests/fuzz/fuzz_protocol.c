@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_protocol.c -- libFuzzer harness for the protocol path a client's
  * bytes take: framer -> jsonrpc -> session -> methods -> call -> plugins.
  * The server loads the bundled echo and calc plugins and the fixture

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_uritpl.c -- libFuzzer harness for RFC 6570 URI templates
  * (src/base/uritpl.c): the parse every resource template goes through at load,
  * and the match every resources/read, resources/subscribe and

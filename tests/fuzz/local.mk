@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libFuzzer harnesses (tests/fuzz/README.md).  They are built with clang by
 # tests/fuzz/build.sh, not by automake (the tree is built with gcc), and
 # are not part of `make check`.  `make fuzz` builds and runs each for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh BUILDDIR [SECONDS] -- builds the fuzzers (build.sh) into
 # BUILDDIR/tests/fuzz and runs each for SECONDS (default 60) on a copy of
 # its seed corpus in a temporary directory.  Exits non-zero when a fuzzer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi_major.c -- a descriptor from a future ABI major (99).  The host must
  * refuse it from the descriptor alone, before any of its code runs.  The
  * struct is written by hand because MCPD_PLUGIN_DEFINE always fills in the

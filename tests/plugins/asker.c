@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* asker.c -- the fixture that asks the client (ABI 1.1), for
  * tests/e2e/client.test.mjs: each tool is a thin wrapper around one host
  * function, so a test decides what is sent and sees what came back.

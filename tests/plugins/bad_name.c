@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bad_name.c -- a tool name with a character outside [A-Za-z0-9_.-].  The
  * host must refuse the plugin and say which name is wrong. */
 #include <mcpd.h>

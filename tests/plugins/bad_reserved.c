@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bad_reserved.c -- a prompt argument that sets a reserved field.  Every
  * table's reserved fields must be zero, so that a later minor can give
  * them a meaning; the host refuses the plugin and says which entry. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bad_schema.c -- an input schema that is not JSON.  The host must refuse
  * the plugin at load, naming the tool. */
 #include <mcpd.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bad_size.c -- a descriptor whose tool element size is not one any ABI
  * 1.x header produces (a hand-rolled descriptor, or memory corruption).
  * The host must refuse it instead of stepping through the table by a size

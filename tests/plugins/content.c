@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* content.c -- the fixture for resources, resource templates, prompts and
  * completion, with one entry per thing test_content.c checks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctor_crash.c -- a plugin whose ELF constructor raises SIGSEGV when
  * $MCPD_TEST_CTOR_CRASH is "1": the process that opens the file dies
  * before anyone sees its descriptor.  Otherwise a tiny plugin with one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctor_pid.c -- a plugin with an ELF constructor, to tell which process
  * runs plugin code: mcpd itself, or the worker of an isolated plugin.
  *

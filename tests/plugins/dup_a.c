@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dup_a.c -- declares tool "same_name", as dup_b.c does.  Tool names are
  * unique across plugins, so the host must refuse whichever loads second.
  * The tool answers "a" so a test can tell which one was kept. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dup_b.c -- declares tool "same_name", as dup_a.c does.  Tool names are
  * unique across plugins, so the host must refuse whichever loads second.
  * The tool answers "b" so a test can tell which one was kept. */

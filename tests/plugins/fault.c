@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault.c -- a plugin that misbehaves on purpose, for the crash-isolation
  * tests (issue 13).  Every fault comes in the three execution modes, as
  * FAULT_inline, FAULT_pool and FAULT_async:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* good.c -- the fixture that does everything right, with one tool for each
  * host service and execution mode the tests exercise.
  *

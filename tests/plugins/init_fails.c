@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* init_fails.c -- init() allocates its state, then fails with a message.
  * The host must log the message, call fini() with that state (so nothing
  * leaks) and unload the plugin. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* late_log.c -- one POOL tool, log_after_cancel, that waits until its
  * client cancels it (5 s at most) and then logs one warning line, "logged
  * after the cancel": tests/e2e/late-log.test.mjs checks that the line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* many.c -- registers a large number of tools at run time, for paging,
  * lookup and list_changed tests and for benchmarks.
  *

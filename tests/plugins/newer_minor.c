@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* newer_minor.c -- built against a minor the host does not have yet
  * (MCPD_ABI_MINOR + 1).  The host must refuse it: the plugin may rely on
  * host functions this host lacks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* no_symbol.c -- a plugin that looks valid but exports its descriptor under
  * another name, as an old or foreign plugin would.  The host must report the
  * missing `mcpd_plugin` symbol.  tests/plugins.mk exports mcpd_plugin_v0 so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* null_name.c -- the second tool entry has no name but does have a callback.
  * Only an entry whose name AND call are both NULL closes the table, so the
  * host must see this one and refuse the plugin rather than stop early. */

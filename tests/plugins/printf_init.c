@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* printf_init.c -- writes to stdout from init(), as careless plugins do.
  * mcpd must keep that text off its protocol stream. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reload_v1.c -- version 1 of plugin "reload".  Tests replace the file with
  * reload_v2.so and check that `version` changes from "1" to "2". */
 #include <mcpd.h>

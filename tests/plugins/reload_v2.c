@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reload_v2.c -- version 2 of plugin "reload": `version` answers "2" and a
  * new tool, v2_only, appears (so clients must see tools/list_changed). */
 #include <mcpd.h>

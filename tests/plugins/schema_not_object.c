@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schema_not_object.c -- valid JSON Schema whose root is not an object
  * schema.  Tool arguments are always an object, so the host must refuse it. */
 #include <mcpd.h>

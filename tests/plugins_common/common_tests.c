@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common_tests.c -- the helpers the bundled plugins share (plugins/common),
  * with Check: the growable buffer, UTF-8 and base64, at their edges.  The
  * plugins that use them are tested end to end (tests/e2e/fs, fetch and

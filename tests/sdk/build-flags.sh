@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Compiles plugins the way doc/plugin-guide.md tells authors to, with the
 # flags of the built sdk/mcpd.pc (the source sdk/ first on the include
 # path, ahead of the prefix it names), and checks what an author sees:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* old_signature.c -- a plugin written before ABI 1.0 and never ported: its
  * tool callback still takes (mcpd_call *, json_object *args, void *user_data).
  * tests/sdk/build-flags.sh expects it NOT to compile with the flags that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harness.c -- a real server and session for the unit suites, without a
  * transport.  See unit.h. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c -- one test program, one suite per unit.
  *
  * Tests run in fork mode (Check's default), so a crash fails one test and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ask.c -- what a call says to and asks of its client (ask.c), as
  * the client and the plugin see it: a request reaches the client and its
  * answer the plugin; one the client leaves unanswered times out, and the

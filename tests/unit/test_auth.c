@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_auth.c -- bearer tokens on the HTTP transport, as a client sees
  * them: which Authorization values are accepted, the reason given for the
  * rest, the RFC 9728 metadata and WWW-Authenticate challenge, the start-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_call.c -- the call core (call_core.c) as a client and a plugin see
  * it: every execution mode ends in exactly one answer, a callback gets the
  * request it was called for, a cancelled call answers nothing and leaves

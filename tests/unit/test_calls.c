@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_calls.c -- the methods that run plugin code, as a client sees them
  * before and around the call: tools/call, resources/read, prompts/get and
  * completion/complete find what the request names, check its arguments

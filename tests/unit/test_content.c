@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_content.c -- resources, resource templates, prompts and completion
  * as a client sees them, with tests/plugins/content.so loaded: every
  * method's result byte for byte, paging, the errors a client can get and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_era.c -- the era rules as a client meets them, without a loop: the
  * revisions served, each envelope check and its code, where a request is
  * routed on each kind of connection and over HTTP, what a modern result

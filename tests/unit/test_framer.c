@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_framer.c -- newline framing: what reaches the session, and what a
  * client that sends too much gets. */
 #include "config.h"

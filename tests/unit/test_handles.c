@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_handles.c -- handles resolve while their object lives, and stale or
  * bogus ones resolve to nothing, also past the first chunk of slots. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_host_api.c -- the table plugins call (host_api.c), as a plugin
  * sees it: a call handle used after its call finished, or one never
  * handed out, is refused with last_error() and one log line, never

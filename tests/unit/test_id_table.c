@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_id_table.c -- requests by id: what goes in comes out, what is
  * removed is gone, whatever the order, with integer and string ids alike
  * and a table that grows and empties many times over. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_jsonrpc.c -- parsing, classification and the exact replies. */
 #include "config.h"
 

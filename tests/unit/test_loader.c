@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_loader.c -- the real fixture plugins, loaded from a private plugin
  * directory: what loads, what is refused, and the one log line a user reads
  * for each refusal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_plugin_api.c -- what a plugin does for itself through the host
  * table (plugin_api.c), as the plugin and the clients see it: run-time
  * tools come and go at once on the loop, and a bad one or an unknown key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_registry.c -- tool names, lookup, stable order, paging and the
  * reference counts that keep a removed tool alive while a call uses it. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_remote.c -- calls into isolated plugins (remote.c), as a client
  * sees them: with --isolate, good.so and asker.so run in workers of the
  * built mcpd, and a forwarded call answers exactly as one in process

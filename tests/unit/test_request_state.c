@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_request_state.c -- SHA-256 and HMAC-SHA256 against their published
  * vectors, and requestState: a round trip, and each way a state is
  * refused. */

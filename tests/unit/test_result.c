@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_result.c -- what a call answers (result.c), as a client sees it:
  * the answer's text exactly, structured content checked against the
  * tool's outputSchema, builders refused for the wrong kind of call (the

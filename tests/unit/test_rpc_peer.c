@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_rpc_peer.c -- the outgoing side of a JSON-RPC peer: ids, lookups,
  * correlation, timeouts, fail-all and the write queue, as the session and
  * the worker link use them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_schedule.c -- where and until when calls run (schedule.c), as a
  * client sees it: with --threads 2 one plugin gets one thread at most, so
  * its stuck call delays only its own next call, never another plugin's;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_schema.c -- the schemas plugins may declare, and the messages a
  * model reads when its arguments do not match. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_server.c -- one server, many sessions: each session is answered on
  * its own transport, hears registry changes once it is initialized, and
  * hears plugin logs at the level it asked for; closing one leaves the

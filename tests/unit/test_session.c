@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_session.c -- revision negotiation, and one session driven line by
  * line as a client would drive it, with no plugins loaded (and good.so
  * for a cancelled call's answer). */

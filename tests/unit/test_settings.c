@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_settings.c -- the settings table: every row reachable by a flag or
  * a key, bounds on both with the same numbers, defaults, the command line
  * over the file, refusals; the host-only settings per plugin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_streamable_modern.c -- 2026-07-28 POSTs through the real HTTP stack
  * (transport_http on a unix socket, streamable, a session per POST, the
  * methods and plugins of a real server), as a client sees them: the

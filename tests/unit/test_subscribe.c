@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_subscribe.c -- who hears of a changed resource, as clients see it:
  * resources/subscribe and unsubscribe of a legacy session, and the
  * subscriptions/listen streams of the modern era -- what each grants,

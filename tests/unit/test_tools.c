@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_tools.c -- tools/call through a session, with good.so and echo.so
  * loaded: every execution mode, every kind of failure a client can see,
  * progress, the run-time registry and list_changed.  Also the crash suite:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_uritpl.c -- RFC 6570 URI templates as resource templates use them:
  * which templates are accepted, what a URI matches and with which decoded
  * values, and that no URI can make matching slow. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_watch.c -- the directory watcher on its own loop: a plugin directory
  * that is removed and made again, or that does not exist yet, is watched
  * once it exists, and the owner hears of it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_worker.c -- an isolated plugin through worker_link and
  * worker_process: a real `mcpd --worker` runs the fault fixture, its tools
  * reach the registry, calls are forwarded and answered, a crash fails the

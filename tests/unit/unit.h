@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unit.h -- the suites of tests/unit/unit_tests and the harness they share.
  *
  * The harness is a real server on the in-memory transport: settings parsed
