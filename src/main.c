@@ -159,6 +159,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   log_set_level((log_level)opts.log_level);
+  log_set_json(opts.log_json);
   if (opts.mode == MODE_WORKER) {
 #ifdef HAVE_PRCTL
     /* A worker ends with its host, whatever holds it.  The host may have

@@ -115,6 +115,23 @@ static int set_session_prefix(parser *p, const setting *row, const char *text,
   return 0;
 }
 
+/* --log-format text|json. */
+static int set_log_format(parser *p, const setting *row, const char *text,
+                          json_object *val) {
+  (void)row;
+  if (text == NULL)
+    text = json_object_is_type(val, json_type_string)
+               ? json_object_get_string(val)
+               : "";
+  if (strcmp(text, "json") != 0 && strcmp(text, "text") != 0) {
+    log_error("--log-format (logFormat) \"%s\": expected text or json", text);
+    return -1;
+  }
+  p->s->log_json = strcmp(text, "json") == 0;
+  p->s->worker.log_json = p->s->log_json;
+  return 0;
+}
+
 /* A plugin name as descriptors allow: [A-Za-z0-9_.-]{1,64}. */
 static int registry_name_ok(const char *s) {
   size_t n = strlen(s);
@@ -284,6 +301,10 @@ static const setting table[] = {
     {"log-level", "logLevel", SETTING_LEVEL, 0, TOP("main", log_level), 0, 0,
      LOG_LEVEL_INFO, NULL, NULL, "LEVEL",
      "error, warn, info (default) or debug"},
+    {"log-format", "logFormat", SETTING_CUSTOM, 0,
+     CUSTOM("main", set_log_format), "text|json",
+     "stderr lines as text (default), or one JSON\n"
+     "object per line"},
     {"no-watch", "watch", SETTING_BOOL, SETTING_F_NEGATE, TOP("server", watch),
      0, 1, 1, NULL, NULL, NULL, "do not watch plugin directories"},
     {"max-message-size", "maxMessageSize", SETTING_SIZE, SETTING_F_NO_UPPER,
@@ -843,6 +864,14 @@ static void share(settings *s) {
 
 int settings_parse(settings *s, int argc, char **argv) {
   unsigned char given[N_ROWS] = {0};
+
+  /* JSON lines from the first one on: even what is said about the
+   * options before --log-format, or about the config file. */
+  for (int i = 1; i < argc; i++)
+    if ((strcmp(argv[i], "--log-format") == 0 && i + 1 < argc &&
+         strcmp(argv[i + 1], "json") == 0) ||
+        strcmp(argv[i], "--log-format=json") == 0)
+      log_set_json(1);
   parser p = {s, NULL, given};
   int rc;
 

@@ -63,6 +63,7 @@ typedef struct settings {
   const char *transport;
   const char *listen; /* --listen as given; http.listen is the one used */
   int log_level;      /* log_level */
+  int log_json;       /* --log-format json */
   int watch;
   size_t max_message;   /* stdio; copied to http and worker */
   size_t max_in_flight; /* per session */

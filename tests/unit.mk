@@ -29,6 +29,7 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_schema.c \
 	tests/unit/test_uritpl.c \
 	tests/unit/test_id_table.c \
+	tests/unit/test_log.c \
 	tests/unit/test_registry.c \
 	tests/unit/test_loader.c \
 	tests/unit/test_tools.c \

@@ -23,6 +23,30 @@ int log_level_parse(const char *name);
 void log_set_fd(int fd);
 /* What starts every line instead of "mcpd" (a worker names its plugin). */
 void log_set_prefix(const char *prefix);
+/* Nonzero: each line is one JSON object (--log-format json) with "time",
+ * "level", "source" (the prefix), the fields below that are known, and
+ * "message"; text that is not UTF-8 is repaired, so every line parses. */
+void log_set_json(int json);
+
+/* What a line is about, for JSON lines (text lines say it in words).
+ * Any may be NULL.  `session` is a short hash, never a session id;
+ * `request` is the request id as JSON text.  Nothing here ever carries a
+ * token or a call's arguments. */
+typedef struct log_fields {
+  const char *plugin;
+  const char *tool;
+  const char *session;
+  const char *request;
+} log_fields;
+
+void log_fields_msg(log_level level, const log_fields *f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Whether lines are JSON: what callers check before gathering fields. */
+int log_json_enabled(void);
+/* A short tag for `session` in JSON lines (8 hex digits, into `out` of 9
+ * bytes): the same for one session, unrelated to its id, and different
+ * in every process. */
+void log_session_tag(const void *session, char *out);
 
 void log_msg(log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

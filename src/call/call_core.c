@@ -281,6 +281,7 @@ static void call_free(mcpd_call *c) {
   free(c->value);
   json_object_put(c->answers);
   free(c->roots);
+  free(c->log_request);
   reg_entry_release(c->entry);
   plugin_release(c->plugin);
   free(c);
@@ -452,6 +453,14 @@ static mcpd_call *call_new(call_exec *e, request *r, const call_args *a) {
     c->argument = strdup(a->argument);
   if (a->value)
     c->value = strdup(a->value);
+  /* What the plugin's JSON log lines say of the call; a worker's request
+   * is its host's, so it says nothing. */
+  if (log_json_enabled() && !e->worker) {
+    size_t len;
+    c->log_request = strdup(jsonrpc_to_string(r->id, &len));
+    if (r->session != NULL)
+      log_session_tag(r->session, c->log_session);
+  }
   /* A private copy: plugin threads look answers up while it runs. */
   if (a->answers != NULL &&
       json_object_deep_copy(a->answers, &c->answers, NULL) != 0)

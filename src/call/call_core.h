@@ -77,6 +77,12 @@ struct mcpd_call {
    * (mcpd_host.task_begin()); any thread reads it. */
   atomic_int task;
 
+  /* --log-format json: the request id (JSON text) and session tag its
+   * plugin's log lines carry, copied at the start so any thread may read
+   * them; NULL and "" otherwise. */
+  char *log_request;
+  char log_session[9];
+
   call_sched sched;   /* schedule.c */
   call_result result; /* result.c */
   call_ask ask;       /* ask.c */

@@ -138,15 +138,23 @@ void plugin_api_log(mcpd_self *self, mcpd_log_level level, const char *fmt,
     local = LOG_LEVEL_WARN;
   else
     local = LOG_LEVEL_ERROR;
-  log_msg(local, "plugin \"%s\": %s", name, text);
   if (p != NULL) {
     /* Only a call of this plugin still running counts: a line logged
      * after complete() may be handled after the call is gone. */
     mcpd_call *c = call_running();
+    log_fields f = {name, NULL, NULL, NULL};
     if (c != NULL && (c->plugin != p || atomic_load(&c->completed)))
       c = NULL;
+    if (c != NULL) {
+      f.tool = c->name;
+      f.request = c->log_request;
+      f.session = c->log_session[0] != '\0' ? c->log_session : NULL;
+    }
+    log_fields_msg(local, &f, "%s", text);
     to_clients(p, c, (int)level, text);
   } else {
+    log_fields f = {name, NULL, NULL, NULL};
+    log_fields_msg(local, &f, "%s", text);
     free(text);
   }
 }

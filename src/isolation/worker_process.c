@@ -230,7 +230,7 @@ static int open_fds(worker_process *wp, child_fds *f) {
 
 /* The worker's command line, with room for what it holds. */
 typedef struct child_args {
-  char *argv[10];
+  char *argv[12];
   char threads[24], level[16];
 } child_args;
 
@@ -255,6 +255,10 @@ static void build_args(const worker_process *wp, child_args *a) {
   a->argv[n++] = a->threads;
   if (o->allow_insecure)
     a->argv[n++] = (char *)"--allow-insecure-plugins";
+  if (o->log_json) {
+    a->argv[n++] = (char *)"--log-format";
+    a->argv[n++] = (char *)"json";
+  }
   a->argv[n] = NULL;
 }
 

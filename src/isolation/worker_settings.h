@@ -14,6 +14,7 @@ typedef struct worker_settings {
   size_t max_message; /* the largest line a worker may send */
   size_t threads;     /* --threads, passed on */
   int log_level;      /* --log-level, passed on */
+  int log_json;       /* --log-format json, passed on */
   int allow_insecure; /* --allow-insecure-plugins, passed on: the worker
                          checks the file again as it opens it */
   const plugin_settings *plugins;

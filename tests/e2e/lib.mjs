@@ -615,7 +615,8 @@ export async function startHttp(plugins, args = [], { listen = '127.0.0.1:0' } =
     new Promise((resolve, reject) => {
       child.stderr.on('data', (d) => {
         err += d;
-        const m = /listening on (http:\/\/\S+|unix:\S+)/.exec(err);
+        // Text or JSON lines (--log-format json): the URL ends at a quote.
+        const m = /listening on (http:\/\/[^\s"]+|unix:[^\s"]+)/.exec(err);
         if (m) resolve(m[1]);
       });
       child.once('exit', (code) => reject(new Error(`mcpd exited ${code}: ${err}`)));

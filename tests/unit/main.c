@@ -51,6 +51,7 @@ int main(void) {
   srunner_add_suite(sr, jsonrpc_suite());
   srunner_add_suite(sr, rpc_peer_suite());
   srunner_add_suite(sr, id_table_suite());
+  srunner_add_suite(sr, log_suite());
   srunner_add_suite(sr, handles_suite());
   srunner_add_suite(sr, request_state_suite());
   srunner_add_suite(sr, negotiation_suite());

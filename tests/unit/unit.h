@@ -37,6 +37,7 @@ Suite *session_suite(void);
 Suite *schema_suite(void);
 Suite *uritpl_suite(void);
 Suite *id_table_suite(void);
+Suite *log_suite(void);
 Suite *registry_suite(void);
 Suite *loader_suite(void);
 Suite *crash_suite(void);
