@@ -493,8 +493,10 @@ static int vanished(const char *path) {
   return lstat(path, &lst) != 0 && errno == ENOENT;
 }
 
+/* `scanned`: found by a scan of a plugin directory, where a file may go
+ * between the scan and the load; a file named by itself must be there. */
 static plugin *load(loader *l, const char *path, plugin *replacing,
-                    unsigned dir_index, placement where) {
+                    unsigned dir_index, placement where, int scanned) {
   char err[1024] = "";
   struct stat st, dst;
   failure_kind kind = FAILURE_FILE;
@@ -511,7 +513,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing,
   /* The checks of the file run here, whoever loads it. */
   verdict = plugin_file_open(path, l->env.opts->allow_insecure, &fd, &st, &dst,
                              err, sizeof(err));
-  if (verdict != PLUGIN_FILE_OK && vanished(path)) {
+  if (verdict != PLUGIN_FILE_OK && scanned && vanished(path)) {
     /* Removed or renamed over since the scan saw it: no failure of the
      * plugin's, and the next scan sees what is there now. */
     log_info("plugin file %s vanished before it could be %s", path,
@@ -588,7 +590,7 @@ fail:
 }
 
 plugin *loader_load_file(loader *l, const char *path) {
-  return load(l, path, find_by_path(l, path), 0, PLACE_BY_OPTIONS);
+  return load(l, path, find_by_path(l, path), 0, PLACE_BY_OPTIONS, 0);
 }
 
 static int set_string(char **field, const char *value) {
@@ -633,7 +635,7 @@ int loader_named(plugin *p, const char *name, const char *version,
     unisolate(l, p);
     plugin_release(p);
     if (path != NULL)
-      load(l, path, find_by_path(l, path), dir_index, PLACE_IN_PROCESS);
+      load(l, path, find_by_path(l, path), dir_index, PLACE_IN_PROCESS, 0);
     free(path);
     return -1;
   }
@@ -918,13 +920,13 @@ static size_t scan_dir(loader *l, const char *dir, unsigned dir_index,
       if (failed_before(l, path, &st))
         continue;
       log_info("plugin file %s changed; reloading", path);
-      if (load(l, path, p, dir_index, PLACE_BY_OPTIONS) != NULL)
+      if (load(l, path, p, dir_index, PLACE_BY_OPTIONS, 1) != NULL)
         changes++;
       continue;
     }
     if (failed_before(l, path, &st))
       continue;
-    if (load(l, path, NULL, dir_index, PLACE_BY_OPTIONS) != NULL)
+    if (load(l, path, NULL, dir_index, PLACE_BY_OPTIONS, 1) != NULL)
       changes++;
   }
   free(names);
