@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "client_config.h"
 #include "log.h"
+#include "metrics.h"
 #include "scaffold.h"
 #include "server.h"
 #include "settings.h"
@@ -181,7 +182,10 @@ int main(int argc, char **argv) {
     log_set_prefix(prefix);
   }
 #ifndef MCPD_WITH_HTTP
-  if (opts.http.listen != NULL && opts.mode == MODE_SERVE) {
+  /* HTTP, or only the operator's listener of a stdio server: both need
+   * the HTTP stack, which mcpd-http has. */
+  if ((opts.http.listen != NULL || opts.http.metrics_listen != NULL) &&
+      opts.mode == MODE_SERVE) {
     settings_free(&opts);
     return exec_http(argv);
   }
@@ -235,7 +239,14 @@ int main(int argc, char **argv) {
     }
 #endif
     rc = server_serve_stdio(&srv);
-    if (rc != 0) {
+#ifdef MCPD_WITH_HTTP
+    if (rc == 0 && opts.http.metrics_listen != NULL &&
+        opts.mode == MODE_SERVE && server_serve_ops(&srv) != 0) {
+      status = 1;
+      server_shutdown(&srv, "cannot listen for metrics");
+    } else
+#endif
+        if (rc != 0) {
       status = 1;
       server_shutdown(&srv,
                       opts.http.listen != NULL ? "cannot listen" : "no stdio");
@@ -258,6 +269,7 @@ int main(int argc, char **argv) {
     _exit(status);
   }
   server_free(&srv);
+  metrics_free();
   rc = uv_loop_close(&loop);
   if (rc != 0) {
     log_error("uv_loop_close: %s (a handle was left open)", uv_strerror(rc));

@@ -3,9 +3,11 @@
  * shutdown. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -18,8 +20,10 @@
 #include "era.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "metrics.h"
 #include "server.h"
 #include "settings.h"
+#include "strbuf.h"
 #include "watchdog.h"
 #include "worker_hello.h"
 
@@ -825,4 +829,131 @@ void server_free(server *srv) {
   registry_free(&srv->registry);
   free(srv->sessions);
   srv->sessions = NULL;
+}
+
+/* --- what an operator sees ---------------------------------------------- */
+
+int server_ready(server *srv, char *why, size_t size) {
+  if (!srv->settled) {
+    snprintf(why, size, "plugins are still loading");
+    return 0;
+  }
+  if (srv->workers_starting > 0) {
+    snprintf(why, size, "%u plugin workers are starting",
+             srv->workers_starting);
+    return 0;
+  }
+  if (srv->shutting_down) {
+    snprintf(why, size, "shutting down");
+    return 0;
+  }
+  return 1;
+}
+
+static void gauge(strbuf *out, const char *name, const char *help,
+                  unsigned long long value) {
+  char text[32];
+  metrics_family(out, name, "gauge", help);
+  snprintf(text, sizeof(text), " %llu\n", value);
+  strbuf_puts(out, name);
+  strbuf_puts(out, text);
+}
+
+/* What a session's owner says of its identity, as a bounded label. */
+static const char *identity_class(const session *s) {
+  if (s->owner == NULL || s->owner[0] == '\0')
+    return "anonymous";
+  if (strncmp(s->owner, "sub:", 4) == 0)
+    return "jwt";
+  return "token";
+}
+
+static const char *era_label(const session *s) {
+  if (s->era == ERA_CONN_MODERN)
+    return "2026-07-28";
+  return s->initialized && s->version != NULL ? s->version : "uninitialized";
+}
+
+/* Resident memory from /proc/self/statm, open files from /proc/self/fd;
+ * -1 where /proc cannot say. */
+static void process_stats(long long *rss, long long *fds) {
+  FILE *f = fopen("/proc/self/statm", "re");
+  long pages = 0, resident = 0;
+  DIR *d;
+  struct dirent *e;
+
+  *rss = *fds = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) == 2)
+      *rss = (long long)resident * sysconf(_SC_PAGESIZE);
+    fclose(f);
+  }
+  if ((d = opendir("/proc/self/fd")) != NULL) {
+    *fds = 0;
+    while ((e = readdir(d)) != NULL)
+      if (e->d_name[0] != '.')
+        (*fds)++;
+    closedir(d);
+    (*fds)--; /* the one opendir() holds */
+  }
+}
+
+void server_metrics(server *srv, strbuf *out) {
+  size_t by_status[5], plugins = 0;
+  long long rss, fds;
+  char text[64];
+
+  metrics_render(out);
+  gauge(out, "mcpd_calls_in_flight",
+        "Plugin calls started and not yet answered.", srv->exec.in_flight);
+  for (const plugin *p = srv->loader.plugins; p; p = p->next)
+    plugins++;
+  gauge(out, "mcpd_plugins_loaded", "Plugins serving now.", plugins);
+  gauge(out, "mcpd_workers_starting",
+        "Isolated plugins whose worker is not ready yet.",
+        srv->workers_starting);
+  metrics_family(out, "mcpd_sessions", "gauge",
+                 "Open sessions, by protocol era and identity class (a "
+                 "2026-07-28 request is a session of its own while it "
+                 "runs).");
+  {
+    /* Few distinct pairs: counted by a scan per pair found. */
+    for (size_t i = 0; i < srv->n_sessions; i++) {
+      const session *s = srv->sessions[i];
+      size_t n = 0, j;
+      for (j = 0; j < i; j++)
+        if (strcmp(era_label(srv->sessions[j]), era_label(s)) == 0 &&
+            strcmp(identity_class(srv->sessions[j]), identity_class(s)) == 0)
+          break;
+      if (j < i)
+        continue; /* counted with the first of its kind */
+      for (j = i; j < srv->n_sessions; j++)
+        n += strcmp(era_label(srv->sessions[j]), era_label(s)) == 0 &&
+             strcmp(identity_class(srv->sessions[j]), identity_class(s)) == 0;
+      strbuf_puts(out, "mcpd_sessions{era=");
+      metrics_label(out, era_label(s));
+      strbuf_puts(out, ",identity=");
+      metrics_label(out, identity_class(s));
+      snprintf(text, sizeof(text), "} %zu\n", n);
+      strbuf_puts(out, text);
+    }
+  }
+  tasks_by_status(&srv->methods.tasks, by_status);
+  metrics_family(out, "mcpd_tasks", "gauge",
+                 "Tasks kept (running, or ended within their TTL), by "
+                 "status.");
+  for (int i = 0; i < 5; i++) {
+    strbuf_puts(out, "mcpd_tasks{status=");
+    metrics_label(out, tasks_status_names[i]);
+    snprintf(text, sizeof(text), "} %zu\n", by_status[i]);
+    strbuf_puts(out, text);
+  }
+  process_stats(&rss, &fds);
+  if (rss >= 0)
+    gauge(out, "process_resident_memory_bytes",
+          "Resident memory of the mcpd process (workers not included).",
+          (unsigned long long)rss);
+  if (fds >= 0)
+    gauge(out, "process_open_fds", "Open file descriptors of mcpd.",
+          (unsigned long long)fds);
 }

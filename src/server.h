@@ -27,6 +27,8 @@
  * reads the rest itself.  Only main() and this file need the whole. */
 struct settings;
 
+struct strbuf;
+
 typedef struct server {
   uv_loop_t *loop;
   struct settings *opts;
@@ -73,6 +75,15 @@ typedef struct server {
 } server;
 
 int server_init(server *srv, uv_loop_t *loop, struct settings *opts);
+
+/* Readiness (/readyz): the plugins of the first scan are loaded and no
+ * worker is starting.  Returns 1, or 0 with a short reason in `why` that
+ * names nothing of a client's. */
+int server_ready(server *srv, char *why, size_t size);
+/* The metrics page (/metrics): metrics.h's families, then the gauges the
+ * server reads now: calls in flight, plugins, workers starting, sessions
+ * by era and identity class, tasks by status, memory and open files. */
+void server_metrics(server *srv, struct strbuf *out);
 /* Loads the plugins.  With `serve`, also starts signals, the parent
  * watchdog and the watch on plugin directories (--list and --call pass
  * 0).  In worker mode it sets the resource limits and loads the one

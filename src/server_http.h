@@ -9,5 +9,8 @@
  * client, opened and closed through the server.  Returns -1 after logging
  * why it cannot listen. */
 int server_serve_http(server *srv);
+/* For a stdio server: only the operator's listener of --metrics-listen
+ * (/metrics, /healthz, /readyz).  -1 after logging why. */
+int server_serve_ops(server *srv);
 
 #endif

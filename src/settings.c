@@ -293,6 +293,15 @@ static const setting table[] = {
      "for http: sessions one authenticated identity\n"
      "may hold (default a quarter of --max-sessions);\n"
      "more get 429 with Retry-After"},
+    {"metrics", "metrics", SETTING_BOOL, 0, IN(http, metrics), 0, 1, 0, NULL,
+     NULL, NULL,
+     "for http: serve /metrics (Prometheus text\n"
+     "format) beside /mcp, with the same auth"},
+    {"metrics-listen", "metricsListen", SETTING_STRING, SETTING_F_NONEMPTY,
+     IN(http, metrics_listen), 0, 0, 0, NULL, NULL, "ADDR",
+     "serve /metrics, /healthz and /readyz on a\n"
+     "loopback ADDR (HOST:PORT or unix:PATH) of\n"
+     "their own, without auth; also with stdio"},
     {"sse-poll", NULL, SETTING_U64, 0, IN(http, sse_poll_ms), 0, DAY_MS, 0,
      "number of milliseconds", NULL, "MS",
      "for http: close a request's SSE stream after\n"

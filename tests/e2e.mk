@@ -44,7 +44,9 @@ E2E_FILES = \
 	tests/e2e/late-log.test.mjs \
 	tests/e2e/tasks.test.mjs \
 	tests/e2e/tasks-modern.test.mjs \
-	tests/e2e/authoring.test.mjs
+	tests/e2e/authoring.test.mjs \
+	tests/e2e/logs.test.mjs \
+	tests/e2e/ops.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

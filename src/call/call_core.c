@@ -19,6 +19,7 @@
 #include "jsonrpc.h"
 #include "loader.h"
 #include "log.h"
+#include "metrics.h"
 #include "watchdog.h"
 
 /* The reason behind the last host function that failed on each thread,
@@ -497,6 +498,8 @@ void call_start(call_exec *e, request *r, const call_args *a) {
   c->request.arguments = c->kind == CALL_COMPLETE ? NULL : c->args;
   c->request.variables = c->variables;
   c->request.meta = c->meta;
+  if (metrics_on && c->kind == CALL_TOOL)
+    c->started = uv_hrtime();
   e->in_flight++;
 
   for (int i = 0; i < CALL_HOOKS_MAX && hooks->start[i] != NULL; i++)
@@ -562,6 +565,11 @@ static void call_finish(mcpd_call *c, int status) {
   if (r != NULL) {
     r->call = NULL;
     hooks->answer(c, r, status);
+  }
+  if (c->started != 0) {
+    if (c->entry->metrics == NULL)
+      c->entry->metrics = metrics_tool_series(c->plugin->name, c->name);
+    metrics_observe(c->entry->metrics, uv_hrtime() - c->started);
   }
   call_free(c);
   if (--e->in_flight == 0 && e->drained_cb != NULL)

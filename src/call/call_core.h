@@ -82,6 +82,9 @@ struct mcpd_call {
    * them; NULL and "" otherwise. */
   char *log_request;
   char log_session[9];
+  /* When the call started (uv_hrtime), for its latency; 0 without
+   * metrics. */
+  uint64_t started;
 
   call_sched sched;   /* schedule.c */
   call_result result; /* result.c */

@@ -19,6 +19,8 @@ typedef struct http_settings {
   const char *session_prefix; /* starts every Mcp-Session-Id */
   uint64_t session_timeout_s; /* idle HTTP sessions end after this */
   size_t max_sessions;        /* open at once, every identity's */
+  int metrics;                /* serve /metrics beside /mcp */
+  const char *metrics_listen; /* or on a loopback listener of its own */
   size_t max_sessions_each;   /* one identity's; 0: a quarter of those */
   uint64_t sse_poll_ms;       /* 0, or when POST streams close to poll */
   size_t max_message;         /* the largest body accepted */

@@ -516,6 +516,20 @@ static void modern_close(void *arg, session *s) {
   h->cb.close(h->cb.arg, s);
 }
 
+int streamable_has_room(const streamable *h) {
+  return h->n_sessions < h->opts->max_sessions;
+}
+
+size_t streamable_sse_open(const streamable *h) {
+  size_t n = 0;
+  for (const hsession *hs = h->sessions; hs; hs = hs->next) {
+    n += hs->standalone.x != NULL;
+    for (const channel *c = hs->channels; c; c = c->next)
+      n += c->sse && c->x != NULL;
+  }
+  return n;
+}
+
 /* Ends a session: its streams end, its unanswered POSTs get 404. */
 static void hsession_end(hsession *hs) {
   streamable *h = hs->h;
@@ -883,11 +897,16 @@ static void request_cb(void *arg, http_exchange *x, http_method method,
   const char *path = http_exchange_path(x);
   const char *version = http_exchange_header(x, "MCP-Protocol-Version");
 
+  /* Health needs no token and says nothing of anyone. */
+  if (ops_serve(&h->cb.ops, x, method, path, OPS_HEALTH))
+    return;
   if (h->refusing) {
     respond_error(x, 503, JSONRPC_CONNECTION_CLOSED, "shutting down");
     return;
   }
   if (h->auth != NULL && !authorized(h, x, method, path))
+    return;
+  if (h->opts->metrics && ops_serve(&h->cb.ops, x, method, path, OPS_METRICS))
     return;
   if (strcmp(path, MCP_PATH) == 0) {
     /* A POST's version header is judged once its era is known. */

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "http_settings.h"
+#include "ops.h"
 #include "session.h"
 
 typedef struct streamable streamable;
@@ -27,12 +28,19 @@ typedef struct streamable_cb {
    * a modern POST answered or abandoned, shutdown); the owner frees it. */
   void (*close)(void *arg, session *s);
   void *arg;
+  /* /healthz and /readyz (no token needed), and /metrics with --metrics
+   * (the same auth as /mcp). */
+  ops_cb ops;
 } streamable_cb;
 
 /* Listens on o->listen.  Returns NULL after logging why (a bad address, a
  * non-loopback address without --allow-remote or a token source). */
 streamable *streamable_new(uv_loop_t *loop, const http_settings *o,
                            const streamable_cb *cb);
+/* Whether a new session would be accepted (below --max-sessions). */
+int streamable_has_room(const streamable *h);
+/* SSE streams with a client on them now. */
+size_t streamable_sse_open(const streamable *h);
 /* From now on new requests get 503 (shutdown began); sessions go on. */
 void streamable_refuse(streamable *h);
 /* Ends every session, lets answers already made reach their clients

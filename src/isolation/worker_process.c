@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "worker_process.h"
 
 /* Restart backoff: the first retry after RESTART_MIN_MS, doubling up to
@@ -137,6 +138,7 @@ static void after_crash(worker_process *wp, const char *message) {
   wp->crashes++;
   if (wp->crashes >= PARK_CRASHES) {
     wp->parked = 1;
+    metrics_count(METRICS_WORKER_PARKS);
     log_error("%s; %u times within a minute, so it is parked until its "
               "file changes",
               message, wp->crashes);
@@ -147,6 +149,7 @@ static void after_crash(worker_process *wp, const char *message) {
   if (delay > RESTART_MAX_MS)
     delay = RESTART_MAX_MS;
   log_error("%s; restarting it in %llu ms", message, (unsigned long long)delay);
+  metrics_count(METRICS_WORKER_RESTARTS);
   wp->ev.report(wp->ev.arg, message);
   uv_timer_start(wp->restart, restart_cb, delay, 0);
 }

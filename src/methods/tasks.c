@@ -29,8 +29,9 @@ typedef enum task_status {
   TASK_CANCELLED
 } task_status;
 
-static const char *const status_names[] = {"working", "input_required",
+const char *const tasks_status_names[5] = {"working", "input_required",
                                            "completed", "failed", "cancelled"};
+#define status_names tasks_status_names
 
 /* A tasks/result waiting for its task to end. */
 typedef struct waiter {
@@ -877,6 +878,12 @@ void tasks_update(tasks *ts, request *r) {
     t->pending = NULL;
     run_start(t);
   }
+}
+
+void tasks_by_status(const tasks *ts, size_t counts[5]) {
+  memset(counts, 0, 5 * sizeof(*counts));
+  for (const task *t = ts->head; t; t = t->next)
+    counts[t->status]++;
 }
 
 void tasks_session_closed(tasks *ts, session *s) {

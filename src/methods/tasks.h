@@ -74,6 +74,11 @@ void tasks_list(tasks *ts, request *r);
 void tasks_cancel(tasks *ts, request *r);
 void tasks_update(tasks *ts, request *r);
 
+/* How many tasks have each status: working, input_required, completed,
+ * failed, cancelled (in that order). */
+void tasks_by_status(const tasks *ts, size_t counts[5]);
+extern const char *const tasks_status_names[5];
+
 /* A session is going away: its tasks carry on without it. */
 void tasks_session_closed(tasks *ts, session *s);
 /* The client cancelled request `r`: when it is a tasks/result waiting,

@@ -17,6 +17,7 @@
 #include "descriptor.h"
 #include "loader.h"
 #include "log.h"
+#include "metrics.h"
 #include "plugin_file.h"
 #include "watchdog.h"
 
@@ -406,6 +407,7 @@ static void refuse(loader *l, plugin *p, const char *err, failure_kind kind,
   char buf[4096];
   plugin *live = find_by_path(l, p->path);
 
+  metrics_count(METRICS_LOAD_FAILURES);
   /* A worker's host says it, with the reason the worker gave. */
   log_msg(l->env.quiet ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR,
           "plugin \"%s\": %s; %s", p->path, err,

@@ -9,6 +9,7 @@
 
 #include "jsonrpc.h"
 #include "log.h"
+#include "metrics.h"
 #include "rpc_peer.h"
 #include "session.h"
 #include "strbuf.h"
@@ -360,6 +361,20 @@ static void sink_send(request *r, json_object *msg) {
   request_free(r);
 }
 
+/* Counts what request `r` was answered with (metrics.h): the code of an
+ * error message, or a result. */
+static void count_answer(const request *r, json_object *msg) {
+  json_object *error, *code;
+  if (!metrics_on || REQUEST_SINK(r) != NULL)
+    return;
+  metrics_request(r->method,
+                  msg != NULL &&
+                          json_object_object_get_ex(msg, "error", &error) &&
+                          json_object_object_get_ex(error, "code", &code)
+                      ? json_object_get_int(code)
+                      : 0);
+}
+
 static void request_send(request *r, json_object *msg) {
   session *s = r->session;
 
@@ -367,6 +382,7 @@ static void request_send(request *r, json_object *msg) {
     sink_send(r, msg);
     return;
   }
+  count_answer(r, msg);
   if (answer_dropped(r)) {
     /* Cancelled, or detached by session_free: nobody gets an answer. */
     json_object_put(msg);
@@ -402,6 +418,7 @@ static void write_reply(request *r, const char *result, size_t len, int checked,
   size_t lens[7];
   int n = 0, at = 3;
 
+  count_answer(r, NULL);
   if (!answer_dropped(r)) {
     parts[n] = "{\"jsonrpc\":\"2.0\",\"id\":";
     lens[n++] = sizeof("{\"jsonrpc\":\"2.0\",\"id\":") - 1;

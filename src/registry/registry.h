@@ -41,6 +41,8 @@ typedef struct reg_entry {
   json_object *listing; /* the entry of its list, owned */
   struct plugin *owner;
   void *data; /* the entry's, for mcpd_request.data */
+  /* A tool's latency series (metrics.h), found at its first call. */
+  struct metrics_series *metrics;
   int exec;   /* mcpd_exec of its callbacks */
   int remote; /* served by a worker process: no callbacks in this one */
   unsigned refs;

@@ -30,6 +30,7 @@
 #include <microhttpd.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "strbuf.h"
 #include "transport_http.h"
 
@@ -344,6 +345,7 @@ void http_exchange_respond(http_exchange *x, unsigned status,
   struct MHD_Response *r;
   if (x->state != X_WAITING && x->state != X_RECEIVING)
     return;
+  metrics_http_status(status);
   r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
   if (r == NULL) {
     log_error("out of memory answering an HTTP request");
@@ -419,6 +421,7 @@ void http_exchange_stream_open(http_exchange *x) {
   struct MHD_Response *r;
   if (x->state != X_WAITING)
     return;
+  metrics_http_status(200);
   r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
                                         stream_read_cb, x, NULL);
   if (r == NULL) {

@@ -397,6 +397,26 @@ describe('nginx in front of two mcpd processes', { skip: SKIP }, () => {
     assert.equal(owners.size, 2, 'tasks were made on both processes');
   });
 
+  test('readiness and health through nginx: every process ready, round robin', async () => {
+    for (let i = 0; i < 4; i++) {
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.equal(await ready.text(), 'ready\n');
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      assert.equal(health.status, 200);
+      assert.equal(await health.text(), 'ok\n');
+    }
+    const log = await fsp.readFile(path.join(dir, 'access.log'), 'utf8');
+    const ups = new Set(
+      log
+        .split('\n')
+        .filter((l) => l.includes('/readyz'))
+        .map((l) => /up=(\S+)/.exec(l)?.[1])
+        .filter(Boolean),
+    );
+    assert.equal(ups.size, 2, `both processes answered /readyz: ${[...ups]}`);
+  });
+
   test('HTTP+SSE (2024-11-05): /sse on any process, /messages?sessionId= to its owner', async () => {
     const seen = new Set();
     for (let i = 0; i < 10 && seen.size < NODES.length; i++) {
