@@ -39,6 +39,13 @@ plugins_fs_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
 plugins_fs_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS)
 EXTRA_DIST += plugins/fs/README.md
 
+# exec runs the programs its config names as tools, never through a shell.
+plugins_LTLIBRARIES += plugins/exec.la
+plugins_exec_la_SOURCES = plugins/exec/exec.c
+plugins_exec_la_LDFLAGS = $(PLUGIN_LDFLAGS)
+plugins_exec_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS)
+EXTRA_DIST += plugins/exec/README.md
+
 # sqlite queries the SQLite databases named in its config; built only when
 # configure found libsqlite3.  -pthread: a call's cancellation interrupts
 # its query from the loop thread.
