@@ -79,7 +79,7 @@ EXTRA_DIST += plugins/fetch/README.md
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,
 # libtool's uninstall no longer knows the .so, hence the uninstall hook.
-BUNDLED_PLUGINS = echo calc fs
+BUNDLED_PLUGINS = echo calc fs exec
 if HAVE_SQLITE
 BUNDLED_PLUGINS += sqlite
 endif
