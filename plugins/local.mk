@@ -54,7 +54,8 @@ plugins_LTLIBRARIES += plugins/sqlite.la
 plugins_sqlite_la_SOURCES = plugins/sqlite/sqlite.h \
 	plugins/sqlite/config.c plugins/sqlite/conn.c plugins/sqlite/cell.c \
 	plugins/sqlite/jobs.c plugins/sqlite/schema.c plugins/sqlite/catalog.c \
-	plugins/sqlite/statement.c plugins/sqlite/prompt.c plugins/sqlite/sqlite.c
+	plugins/sqlite/statement.c plugins/sqlite/prompt.c plugins/sqlite/sqlite.c \
+	plugins/sqlite/rows.c plugins/sqlite/watch.c
 plugins_sqlite_la_CPPFLAGS = $(AM_CPPFLAGS) -D_POSIX_C_SOURCE=200809L
 plugins_sqlite_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -pthread
 plugins_sqlite_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread

@@ -47,7 +47,8 @@ E2E_FILES = \
 	tests/e2e/authoring.test.mjs \
 	tests/e2e/logs.test.mjs \
 	tests/e2e/ops.test.mjs \
-	tests/e2e/exec.test.mjs
+	tests/e2e/exec.test.mjs \
+	tests/e2e/sqlite-watch.test.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

@@ -139,6 +139,18 @@ static const mcpd_resource_template templates[] = {
      .mime_type = "application/sql",
      .read = sq_read_table_schema,
      .complete = sq_complete_cb,
+     .subscribe = sq_subscribe_cb,
+     .exec = MCPD_EXEC_POOL},
+    {.uri_template = "sqlite://{database}/table/{table}/rows",
+     .name = "table-rows",
+     .title = "Rows of one table",
+     .description = "The first rows of a table or view as JSON (at most "
+                    "maxRows), with its row count.  Subscribe to hear of "
+                    "every change, whoever makes it.  Names complete.",
+     .mime_type = "application/json",
+     .read = sq_read_table_rows,
+     .complete = sq_complete_cb,
+     .subscribe = sq_subscribe_cb,
      .exec = MCPD_EXEC_POOL},
     MCPD_RESOURCE_TEMPLATE_END,
 };
@@ -203,6 +215,7 @@ static int add_schema_resource(struct sq_state *st, const struct sq_database *d,
       .description = description,
       .mime_type = "application/sql",
       .read = sq_read_schema,
+      .subscribe = sq_subscribe_cb,
       .exec = MCPD_EXEC_POOL,
       .data = (void *)d,
   };
@@ -226,6 +239,7 @@ static void sq_fini(void *state) {
 
   if (st == NULL)
     return;
+  sq_watch_stop(st);
   sq_reap(st, 1);
   for (size_t i = 0; i < st->n_dbs; i++) {
     free(st->dbs[i].name);
@@ -269,6 +283,10 @@ static int sq_init(const mcpd_host *host, mcpd_self *self, json_object *config,
     host->log(self, MCPD_LOG_INFO, "database %s: %s (%s)", st->dbs[i].name,
               st->dbs[i].path, st->dbs[i].write ? "writable" : "read-only");
   }
+  if (sq_watch_start(st) != 0)
+    host->log(self, MCPD_LOG_WARNING,
+              "cannot watch the databases (inotify): subscriptions will "
+              "hear of no change");
   if (any_write && host->add_tool(self, &execute_tool) != MCPD_OK) {
     *errmsg = host->mprintf("cannot offer execute: %s", host->last_error());
     return MCPD_ERROR;

@@ -51,6 +51,8 @@ struct sq_state {
   pthread_mutex_t lock;
   struct sq_job *jobs;
   size_t n_jobs;
+  /* Subscriptions (watch.c), or NULL. */
+  struct sq_watch *watch;
 };
 
 /* One connection, for one call.  `lock` guards `db` and `cancelled`
@@ -171,6 +173,19 @@ int sq_read_table_schema(mcpd_call *call, const mcpd_request *req);
 int sq_complete_cb(mcpd_call *call, const mcpd_request *req,
                    const char *argument, const char *value,
                    json_object *context);
+
+/* The read callback of the template sqlite://{database}/table/{table}/rows:
+ * the first max_rows rows as JSON, with the table's row count. */
+int sq_read_table_rows(mcpd_call *call, const mcpd_request *req);
+
+/* --- watch.c -------------------------------------------------------------- */
+
+/* Starts the thread that reports changes to subscribed resources; -1 when
+ * it cannot (then nothing is reported, and reads still work). */
+int sq_watch_start(struct sq_state *st);
+void sq_watch_stop(struct sq_state *st);
+/* The subscribe callback of every sqlite resource and template. */
+void sq_subscribe_cb(const mcpd_request *req, int subscribed);
 
 /* --- catalog.c, statement.c ---------------------------------------------- */
 

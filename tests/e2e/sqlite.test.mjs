@@ -370,7 +370,7 @@ describe('sqlite', { skip }, () => {
     test('the table template reads one table; unknown ones are not found', async (t) => {
       const { client } = await connect(t, ro());
       const { resourceTemplates } = await client.listResourceTemplates();
-      assert.deepEqual(resourceTemplates.map((r) => r.uriTemplate), ['sqlite://{database}/table/{table}/schema']);
+      assert.deepEqual(resourceTemplates.map((r) => r.uriTemplate), ['sqlite://{database}/table/{table}/schema', 'sqlite://{database}/table/{table}/rows']);
       const { contents } = await client.readResource({ uri: 'sqlite://shop/table/orders/schema' });
       assert.match(contents[0].text, /^CREATE TABLE orders/);
       assert.match(contents[0].text, /CREATE INDEX orders_user/);
