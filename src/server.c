@@ -917,24 +917,37 @@ void server_metrics(server *srv, strbuf *out) {
                  "2026-07-28 request is a session of its own while it "
                  "runs).");
   {
-    /* Few distinct pairs: counted by a scan per pair found. */
+    /* Few distinct (era, identity) pairs -- a handful of versions times
+     * three classes -- so one pass counts them into a small table, in
+     * the order first seen. */
+    struct {
+      const char *era, *identity;
+      size_t n;
+    } pairs[32];
+    size_t n_pairs = 0;
+
     for (size_t i = 0; i < srv->n_sessions; i++) {
-      const session *s = srv->sessions[i];
-      size_t n = 0, j;
-      for (j = 0; j < i; j++)
-        if (strcmp(era_label(srv->sessions[j]), era_label(s)) == 0 &&
-            strcmp(identity_class(srv->sessions[j]), identity_class(s)) == 0)
-          break;
-      if (j < i)
-        continue; /* counted with the first of its kind */
-      for (j = i; j < srv->n_sessions; j++)
-        n += strcmp(era_label(srv->sessions[j]), era_label(s)) == 0 &&
-             strcmp(identity_class(srv->sessions[j]), identity_class(s)) == 0;
+      const char *era = era_label(srv->sessions[i]);
+      const char *identity = identity_class(srv->sessions[i]);
+      size_t k = 0;
+      while (k < n_pairs && (strcmp(pairs[k].era, era) != 0 ||
+                             strcmp(pairs[k].identity, identity) != 0))
+        k++;
+      if (k == n_pairs) {
+        if (n_pairs == sizeof(pairs) / sizeof(pairs[0]))
+          continue;
+        pairs[n_pairs].era = era;
+        pairs[n_pairs].identity = identity;
+        pairs[n_pairs++].n = 0;
+      }
+      pairs[k].n++;
+    }
+    for (size_t k = 0; k < n_pairs; k++) {
       strbuf_puts(out, "mcpd_sessions{era=");
-      metrics_label(out, era_label(s));
+      metrics_label(out, pairs[k].era);
       strbuf_puts(out, ",identity=");
-      metrics_label(out, identity_class(s));
-      snprintf(text, sizeof(text), "} %zu\n", n);
+      metrics_label(out, pairs[k].identity);
+      snprintf(text, sizeof(text), "} %zu\n", pairs[k].n);
       strbuf_puts(out, text);
     }
   }

@@ -20,4 +20,4 @@ EXTRA_DIST += tests/sdk/build-flags.sh tests/sdk/old_signature.c
 # A new plugin author's first five minutes: mcpd new, make check, make
 # install, mcpd install, against a staging install of this build.
 TESTS += tests/new.sh
-EXTRA_DIST += tests/new.sh
+EXTRA_DIST += tests/new.sh tests/stage-install.sh

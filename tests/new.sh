@@ -14,6 +14,7 @@
 # Exit 0 on success, 1 on failure, 77 (skipped) without pkg-config.
 
 builddir=${MCPD_BUILDDIR:-$(pwd)}
+srcdir=${MCPD_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 MAKE=${MAKE:-make}
 
@@ -41,22 +42,12 @@ trap 'exit 1' HUP INT TERM
 chmod 0755 "$tmp"
 unset MAKEFLAGS MFLAGS MAKELEVEL XDG_DATA_HOME XDG_CONFIG_HOME MCPD_PLUGIN_PATH
 
-log=$tmp/install.log
-"$MAKE" -C "$builddir" install DESTDIR="$tmp/root" >"$log" 2>&1 ||
-  fail "make install DESTDIR=$tmp/root failed"
-pc=$(find "$tmp/root" -name mcpd.pc | head -n 1)
-bin=$(find "$tmp/root" -name mcpd -type f -perm -u+x | head -n 1)
-[ -n "$pc" ] && [ -n "$bin" ] || fail "make install did not install mcpd and mcpd.pc"
-# The staged mcpd.pc names the final prefix: point its includedir at the
-# staging root (as examples/hello/oot-test.sh does).
-includedir=$(PKG_CONFIG_PATH=$(dirname "$pc") "$PKG_CONFIG" \
-  --variable=includedir mcpd) || fail "$pc does not parse"
-mkdir "$tmp/pc" && sed "s|^includedir=.*|includedir=$tmp/root$includedir|" \
-  "$pc" >"$tmp/pc/mcpd.pc" || fail "cannot rewrite $pc"
-PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+. "$srcdir/tests/stage-install.sh"
+stage_install
+bin=$staged_bin
 PATH=$(dirname "$bin"):$PATH
 HOME=$tmp/home
-export PKG_CONFIG_PATH PATH HOME
+export PATH HOME
 mkdir "$HOME" "$tmp/work" || fail "mkdir failed"
 
 cd "$tmp/work" || fail "cd failed"

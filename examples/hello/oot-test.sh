@@ -43,25 +43,8 @@ trap 'exit 1' HUP INT TERM
 # these independent makes.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
-log=$tmp/install.log
-"$MAKE" -C "$builddir" install DESTDIR="$tmp/root" >"$log" 2>&1 ||
-  fail "make install DESTDIR=$tmp/root failed"
-
-pc=$(find "$tmp/root" -name mcpd.pc | head -n 1)
-[ -n "$pc" ] || fail "make install did not install mcpd.pc"
-
-# The staged mcpd.pc still names the final prefix.  Rewriting just its
-# includedir is precise: PKG_CONFIG_SYSROOT_DIR or --define-variable=prefix
-# would also move json-c's paths, which are not under the staging root.
-includedir=$(PKG_CONFIG_PATH=$(dirname "$pc") "$PKG_CONFIG" \
-  --variable=includedir mcpd) || fail "$pc does not parse"
-{
-  mkdir "$tmp/pc" &&
-    sed "s|^includedir=.*|includedir=$tmp/root$includedir|" "$pc" \
-      >"$tmp/pc/mcpd.pc"
-} || fail "cannot rewrite $pc"
-PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-export PKG_CONFIG_PATH
+. "$srcdir/tests/stage-install.sh"
+stage_install
 
 cflags=$("$PKG_CONFIG" --cflags mcpd) || fail "pkg-config --cflags mcpd failed"
 case $cflags in

@@ -22,9 +22,7 @@ static int known_table(struct sq_conn *c, const char *table) {
 
 int sq_read_table_rows(mcpd_call *call, const mcpd_request *req) {
   const struct sq_state *st = req->state;
-  const char *name = sq_arg_string(req->variables, "database");
   const char *table = sq_arg_string(req->variables, "table");
-  const struct sq_database *d = sq_find_database(st, name);
   json_object *result, *rows;
   struct printbuf *text;
   sqlite3_stmt *stmt = NULL;
@@ -32,15 +30,10 @@ int sq_read_table_rows(mcpd_call *call, const mcpd_request *req) {
   char *error = NULL, *sql;
   long long total = 0;
   int rc, cut = 0;
+  const struct sq_database *d = sq_open_named(call, req, &c, &rc);
 
   if (d == NULL)
-    return req->host->fail(call, MCPD_ERR_NOT_FOUND, "no database named %s",
-                           name ? name : "");
-  if (!sq_pool_open(&c, st, d, call, 0, &error)) {
-    rc = req->host->fail(call, MCPD_ERR_INTERNAL, "%s", error);
-    sqlite3_free(error);
     return rc;
-  }
   if (table == NULL || !known_table(&c, table)) {
     sq_pool_close(&c);
     return req->host->fail(call, MCPD_ERR_NOT_FOUND,

@@ -71,24 +71,37 @@ int sq_read_schema(mcpd_call *call, const mcpd_request *req) {
 
 /* sqlite://{database}/table/{table}/schema: the table's CREATE statement,
  * then those of its indexes and triggers. */
-int sq_read_table_schema(mcpd_call *call, const mcpd_request *req) {
+const struct sq_database *sq_open_named(mcpd_call *call,
+                                        const mcpd_request *req,
+                                        struct sq_conn *c, int *rc) {
   const struct sq_state *st = req->state;
   const char *name = sq_arg_string(req->variables, "database");
-  const char *table = sq_arg_string(req->variables, "table");
   const struct sq_database *d = sq_find_database(st, name);
+  char *error = NULL;
+
+  if (d == NULL) {
+    *rc = req->host->fail(call, MCPD_ERR_NOT_FOUND, "no database named %s",
+                          name ? name : "");
+    return NULL;
+  }
+  if (!sq_pool_open(c, st, d, call, 0, &error)) {
+    *rc = req->host->fail(call, MCPD_ERR_INTERNAL, "%s", error);
+    sqlite3_free(error);
+    return NULL;
+  }
+  return d;
+}
+
+int sq_read_table_schema(mcpd_call *call, const mcpd_request *req) {
+  const char *table = sq_arg_string(req->variables, "table");
   struct printbuf *pb;
   struct sq_conn c;
   char *error = NULL;
   int rc, n = 0;
+  const struct sq_database *d = sq_open_named(call, req, &c, &rc);
 
   if (d == NULL)
-    return req->host->fail(call, MCPD_ERR_NOT_FOUND, "no database named %s",
-                           name ? name : "");
-  if (!sq_pool_open(&c, st, d, call, 0, &error)) {
-    rc = req->host->fail(call, MCPD_ERR_INTERNAL, "%s", error);
-    sqlite3_free(error);
     return rc;
-  }
   pb = printbuf_new();
   rc = append_schema(&c,
                      "SELECT sql, type IN ('table', 'view') FROM sqlite_schema "

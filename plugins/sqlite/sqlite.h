@@ -165,6 +165,12 @@ int sq_job_error(struct sq_job *j, char *error);
 
 /* Selects the name and type of the tables and views a user made. */
 extern const char sq_tables_sql[];
+/* For a read of a template: the database its "database" variable names,
+ * opened into *c (close it with sq_pool_close()); NULL after answering the
+ * call (*rc its answer): no such database, or it cannot be opened. */
+const struct sq_database *sq_open_named(mcpd_call *call,
+                                        const mcpd_request *req,
+                                        struct sq_conn *c, int *rc);
 /* The read callbacks of sqlite://NAME/schema and of the template
  * sqlite://{database}/table/{table}/schema. */
 int sq_read_schema(mcpd_call *call, const mcpd_request *req);

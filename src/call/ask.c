@@ -519,6 +519,22 @@ int ask_waiter_wait(ask_waiter *w, json_object **result, char **error) {
 
 /* --- elicitation and roots --------------------------------------------- */
 
+/* Queues `run` for call `c` with a copy of `text` in its event's `name`:
+ * behind whatever the call queued before, ahead of its end.  MCPD_OK, or
+ * MCPD_ERROR with last_error set. */
+static int post_text(mcpd_call *c, hostq_run_cb run, const char *text) {
+  call_event *ev = call_event_new(c->exec, run);
+  if (ev == NULL || (ev->name = strdup(text)) == NULL) {
+    if (ev != NULL)
+      call_event_free(ev);
+    call_set_error("out of memory");
+    return MCPD_ERROR;
+  }
+  ev->call = c;
+  hostq_post(&c->exec->queue, &ev->base);
+  return MCPD_OK;
+}
+
 static void elicit_done_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
   request *r = ev->call->req;
@@ -534,7 +550,6 @@ static void elicit_done_run(hostq_event *base) {
 }
 
 int ask_elicitation_complete(mcpd_call *c, const char *id) {
-  call_event *ev;
   if (!call_usable(c) || id == NULL)
     return MCPD_ERROR;
   if (!(c->client_caps & CLIENT_ELICIT_URL) || c->modern) {
@@ -545,17 +560,7 @@ int ask_elicitation_complete(mcpd_call *c, const char *id) {
                                "declare elicitation.url");
     return MCPD_ERROR;
   }
-  ev = call_event_new(c->exec, elicit_done_run);
-  if (ev == NULL || (ev->name = strdup(id)) == NULL) {
-    if (ev != NULL)
-      call_event_free(ev);
-    call_set_error("out of memory");
-    return MCPD_ERROR;
-  }
-  ev->call = c;
-  /* Behind whatever the call queued before, ahead of its end. */
-  hostq_post(&c->exec->queue, &ev->base);
-  return MCPD_OK;
+  return post_text(c, elicit_done_run, id);
 }
 
 json_object *ask_roots(mcpd_call *c) {
@@ -616,7 +621,7 @@ void ask_task_begin_now(mcpd_call *c) {
 
 static void task_status_run(hostq_event *base) {
   call_event *ev = (call_event *)base;
-  ask_task_status_now(ev->call, ev->text);
+  ask_task_status_now(ev->call, ev->name);
   call_event_free(ev);
 }
 
@@ -627,23 +632,11 @@ static void task_begin_run(hostq_event *base) {
 }
 
 int ask_task_status(mcpd_call *c, const char *message) {
-  call_event *ev;
-
   if (!call_usable(c))
     return MCPD_ERROR;
   if (atomic_load(&c->task) != CALL_TASK_IS)
     return MCPD_OK; /* not a task: nobody polls a status */
-  ev = call_event_new(c->exec, task_status_run);
-  if (ev == NULL || (ev->text = strdup(message)) == NULL) {
-    if (ev != NULL)
-      call_event_free(ev);
-    call_set_error("out of memory");
-    return MCPD_ERROR;
-  }
-  ev->call = c;
-  /* Behind what the call queued before, ahead of its end. */
-  hostq_post(&c->exec->queue, &ev->base);
-  return MCPD_OK;
+  return post_text(c, task_status_run, message);
 }
 
 int ask_task_begin(mcpd_call *c) {
