@@ -77,6 +77,21 @@ plugins_fetch_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS) $(CURL_LIBS)
 endif
 EXTRA_DIST += plugins/fetch/README.md
 
+# proxy serves other MCP servers (child processes, or Streamable HTTP with
+# libcurl); built only when configure found libcurl.  -pthread for its
+# thread; _GNU_SOURCE for strsignal.
+if HAVE_CURL
+plugins_LTLIBRARIES += plugins/proxy.la
+plugins_proxy_la_SOURCES = plugins/proxy/proxy.c plugins/proxy/proxy.h \
+	plugins/proxy/link.h plugins/proxy/upstream.c plugins/proxy/entries.c \
+	plugins/proxy/stdio_link.c plugins/proxy/http_link.c
+plugins_proxy_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE
+plugins_proxy_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -pthread
+plugins_proxy_la_LDFLAGS = $(PLUGIN_LDFLAGS) -pthread
+plugins_proxy_la_LIBADD = $(PLUGIN_COMMON) $(JSONC_LIBS) $(CURL_LIBS)
+endif
+EXTRA_DIST += plugins/proxy/README.md
+
 # mcpd loads only *.so, so the .la files libtool installs beside the plugins
 # are clutter in a directory users browse; drop them.  Without its .la,
 # libtool's uninstall no longer knows the .so, hence the uninstall hook.
@@ -85,7 +100,7 @@ if HAVE_SQLITE
 BUNDLED_PLUGINS += sqlite
 endif
 if HAVE_CURL
-BUNDLED_PLUGINS += fetch
+BUNDLED_PLUGINS += fetch proxy
 endif
 
 install-data-hook:
