@@ -33,7 +33,7 @@ typedef enum px_cmd_kind {
   PX_CMD_CANCEL,    /* the client cancelled `call` */
   PX_CMD_SUBSCRIBE, /* `flag`: first subscriber of `name` came, or last left */
   PX_CMD_ANSWER,    /* the client answered an upstream's request */
-  PX_CMD_ROOTS      /* a client's roots changed */
+  PX_CMD_INPUT      /* ...or one of a 2026-07-28 upstream's inputRequests */
 } px_cmd_kind;
 
 typedef struct px_cmd {
@@ -52,7 +52,9 @@ typedef struct px_cmd {
   json_object *extra;
   /* SUBSCRIBE: on or off.  ANSWER: 1 for a result, 0 for an error. */
   int flag;
-  /* ANSWER: which life of the upstream asked, and the id it asked with. */
+  /* ANSWER: which life of the upstream asked, and the id it asked with;
+   * INPUT: the id of the call's request that answered input_required, and
+   * `name` is the input's key. */
   unsigned gen;
   json_object *id;
 } px_cmd;
@@ -168,6 +170,8 @@ struct px_upstream {
 
   px_link *link;
   px_up_state state;
+  int modern;         /* it speaks 2026-07-28: no session, envelopes */
+  int64_t listen_id;  /* modern: the subscriptions/listen open, or 0 */
   int link_gone;      /* the link reported `closed`; close it and retry */
   char gone_why[256]; /* ...and why */
   unsigned gen;       /* one more at each (re)start */

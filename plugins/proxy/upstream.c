@@ -29,13 +29,15 @@
 #include "proxy.h"
 
 #define PROTOCOL_VERSION "2025-11-25"
+#define MODERN_VERSION "2026-07-28"
+#define MODERN_META "io.modelcontextprotocol/"
 #define INIT_TIMEOUT_MS 30000
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 30000
 #define STABLE_MS 60000
 #define ROOTS_HOLD_MS 500
 
-typedef enum what { P_INIT, P_LIST, P_CALL, P_TASK, P_QUIET } what;
+typedef enum what { P_INIT, P_DISCOVER, P_LIST, P_CALL, P_TASK, P_QUIET } what;
 
 struct px_pending {
   px_pending *next;
@@ -47,6 +49,14 @@ struct px_pending {
   px_call_kind call_kind;
   char *task_id;    /* a tool run as a task upstream: its id there */
   json_object *msg; /* a call held until the roots are fetched */
+  /* A call to a 2026-07-28 upstream: its method and params, to send again
+   * with the answers to an input_required round; the answers so far and
+   * how many are still to come. */
+  const char *method;
+  json_object *params;
+  json_object *answers;
+  json_object *state;
+  int waiting;
 };
 
 extern char **environ;
@@ -215,6 +225,9 @@ px_upstream *up_new(px *p, const char *name, json_object *def, char **errmsg) {
 static void pending_free(px_pending *q) {
   json_object_put(q->acc);
   json_object_put(q->msg);
+  json_object_put(q->params);
+  json_object_put(q->answers);
+  json_object_put(q->state);
   free(q->task_id);
   free(q);
 }
@@ -251,6 +264,44 @@ void up_free(px_upstream *u) {
 }
 
 /* --- sending ---------------------------------------------------------- */
+
+/* What the proxy declares as a client: everything, so the upstream offers
+ * everything; a call whose client cannot answer gets its upstream an
+ * error. */
+static json_object *client_caps(void) {
+  json_object *caps = json_object_new_object();
+  json_object *elicit = json_object_new_object();
+  json_object *roots = json_object_new_object();
+  json_object_object_add(elicit, "form", json_object_new_object());
+  json_object_object_add(elicit, "url", json_object_new_object());
+  json_object_object_add(roots, "listChanged", json_object_new_boolean(1));
+  json_object_object_add(caps, "roots", roots);
+  json_object_object_add(caps, "sampling", json_object_new_object());
+  json_object_object_add(caps, "elicitation", elicit);
+  return caps;
+}
+
+static json_object *client_info(void) {
+  json_object *info = json_object_new_object();
+  json_object_object_add(info, "name", json_object_new_string("mcpd-proxy"));
+  json_object_object_add(info, "version", json_object_new_string("1.0"));
+  return info;
+}
+
+/* A 2026-07-28 request says who asks in its own _meta. */
+static void envelope(px_upstream *u, json_object *params) {
+  json_object *meta;
+  if (!json_object_object_get_ex(params, "_meta", &meta) || meta == NULL) {
+    meta = json_object_new_object();
+    json_object_object_add(params, "_meta", meta);
+  }
+  json_object_object_add(meta, MODERN_META "protocolVersion",
+                         json_object_new_string(MODERN_VERSION));
+  json_object_object_add(meta, MODERN_META "clientCapabilities", client_caps());
+  json_object_object_add(meta, MODERN_META "clientInfo", client_info());
+  json_object_object_add(meta, MODERN_META "logLevel",
+                         json_object_new_string(u->px->log_level));
+}
 
 static void logf_(px_upstream *u, mcpd_log_level level, const char *fmt, ...)
     MCPD_PRINTF(3, 4);
@@ -289,14 +340,19 @@ static void notify(px_upstream *u, const char *method, json_object *params) {
 
 /* A request: `q` (taken) waits for its answer.  `hold` keeps it back
  * until release_held().  -1 when it could not be sent (q is freed). */
+static void envelope(px_upstream *u, json_object *params);
+
 static int request(px_upstream *u, const char *method, json_object *params,
                    px_pending *q, int hold) {
   json_object *m = new_msg();
+  if (params == NULL)
+    params = json_object_new_object();
+  if (u->modern)
+    envelope(u, params);
   q->id = u->next_id++;
   json_object_object_add(m, "id", json_object_new_int64(q->id));
   json_object_object_add(m, "method", json_object_new_string(method));
-  json_object_object_add(m, "params",
-                         params ? params : json_object_new_object());
+  json_object_object_add(m, "params", params);
   if (hold) {
     q->msg = m;
   } else if (send_msg(u, m) != 0) {
@@ -378,17 +434,38 @@ static void fail_call(px_upstream *u, mcpd_call *call, px_call_kind kind,
   }
 }
 
+/* What a 2026-07-28 result says about itself, not about the call: mcpd
+ * says it again to its own clients, in their era. */
+static void strip_modern(json_object *result) {
+  json_object *meta;
+  json_object_object_del(result, "resultType");
+  json_object_object_del(result, "ttlMs");
+  json_object_object_del(result, "cacheScope");
+  if (json_object_object_get_ex(result, "_meta", &meta) &&
+      json_object_is_type(meta, json_type_object)) {
+    json_object_object_del(meta, MODERN_META "serverInfo");
+    if (json_object_object_length(meta) == 0)
+      json_object_object_del(result, "_meta");
+  }
+}
+
+static int input_round(px_upstream *u, px_pending *q, json_object *result);
+
 /* The upstream's answer becomes the call's. */
 static void finish_call(px_upstream *u, px_pending *q, json_object *result,
                         json_object *error) {
   const mcpd_host *host = u->px->host;
   if (result != NULL) {
     json_object *copy = NULL;
+    if (input_round(u, q, result))
+      return;
     /* The copy is the host's alone: json-c's counts are not atomic. */
     if (json_object_deep_copy(result, &copy, NULL) != 0) {
       fail_call(u, q->call, q->call_kind, "%s: out of memory", u->name);
       return;
     }
+    if (u->modern)
+      strip_modern(copy);
     host->result_json(q->call, copy);
     host->complete(q->call, MCPD_OK);
     return;
@@ -554,6 +631,12 @@ static void forward(px_upstream *u, px_cmd *cmd) {
                            json_object_new_int64(u->next_id));
     json_object_object_add(params, "_meta", meta);
   }
+  if (u->modern) {
+    /* Kept to ask again with the answers of an input_required round. */
+    q->method = method;
+    if (json_object_deep_copy(params, &q->params, NULL) != 0)
+      q->params = NULL;
+  }
   if (request(u, method, params, q, hold) != 0)
     fail_call(u, cmd->call, cmd->call_kind, "%s: could not send the request",
               u->name);
@@ -591,6 +674,9 @@ static int sub_index(const px_upstream *u, const char *uri) {
   return -1;
 }
 
+static void open_listen(px_upstream *u);
+static void input_answered(px_upstream *u, px_cmd *cmd);
+
 static void subscribe(px_upstream *u, const char *uri, int on) {
   int i = sub_index(u, uri);
   json_object *params;
@@ -610,6 +696,10 @@ static void subscribe(px_upstream *u, const char *uri, int on) {
   }
   if (u->state != UP_READY)
     return;
+  if (u->modern) {
+    open_listen(u);
+    return;
+  }
   params = json_object_new_object();
   json_object_object_add(params, "uri", json_object_new_string(uri));
   quiet(u, on ? "resources/subscribe" : "resources/unsubscribe", params);
@@ -625,6 +715,9 @@ void up_command(px_upstream *u, px_cmd *cmd) {
     break;
   case PX_CMD_SUBSCRIBE:
     subscribe(u, cmd->name, cmd->flag);
+    break;
+  case PX_CMD_INPUT:
+    input_answered(u, cmd);
     break;
   case PX_CMD_ANSWER:
     if (cmd->gen != u->gen || !linked(u))
@@ -724,17 +817,67 @@ static int has_cap(const px_upstream *u, const char *name) {
          json_object_is_type(v, json_type_object);
 }
 
-static void initialized(px_upstream *u, json_object *result) {
+/* A 2026-07-28 upstream keeps no session: what it changes reaches the
+ * proxy on a subscriptions/listen request, opened again (the old one
+ * cancelled) each time the set of subscribed URIs changes. */
+static void open_listen(px_upstream *u) {
+  json_object *params, *want, *subs, *v;
+  px_pending *q;
+
+  if (!u->modern || u->state != UP_READY)
+    return;
+  if (u->listen_id != 0) {
+    json_object *p = json_object_new_object();
+    px_pending *old = take_pending(u, u->listen_id);
+    if (old != NULL)
+      pending_free(old);
+    json_object_object_add(p, "requestId", json_object_new_int64(u->listen_id));
+    notify(u, "notifications/cancelled", p);
+    u->listen_id = 0;
+  }
+  want = json_object_new_object();
+  for (int k = 0; k < 3; k++) {
+    static const char *const cap[] = {"tools", "prompts", "resources"};
+    static const char *const flag[] = {"toolsListChanged", "promptsListChanged",
+                                       "resourcesListChanged"};
+    json_object *c;
+    if (u->caps != NULL && json_object_object_get_ex(u->caps, cap[k], &c) &&
+        json_object_object_get_ex(c, "listChanged", &v) &&
+        json_object_get_boolean(v))
+      json_object_object_add(want, flag[k], json_object_new_boolean(1));
+  }
+  if (u->n_subs > 0) {
+    subs = json_object_new_array();
+    for (size_t i = 0; i < u->n_subs; i++)
+      json_object_array_add(subs, json_object_new_string(u->subs[i]));
+    json_object_object_add(want, "resourceSubscriptions", subs);
+  }
+  if (json_object_object_length(want) == 0 ||
+      (q = pending_new(P_QUIET)) == NULL) {
+    json_object_put(want);
+    return;
+  }
+  params = json_object_new_object();
+  json_object_object_add(params, "notifications", want);
+  if (request(u, "subscriptions/listen", params, q, 0) == 0)
+    u->listen_id = q->id;
+}
+
+/* The upstream answered initialize (or server/discover): list what it
+ * offers, and ask for what it will change. */
+static void ready(px_upstream *u, json_object *result) {
   static const char *const caps[PX_KINDS] = {"tools", "resources", "resources",
                                              "prompts"};
-  json_object *v, *info = NULL;
+  json_object *v, *info = NULL, *meta;
 
   json_object_put(u->caps);
   u->caps = NULL;
   if (json_object_object_get_ex(result, "capabilities", &v) &&
       json_object_is_type(v, json_type_object))
     json_object_deep_copy(v, &u->caps, NULL);
-  json_object_object_get_ex(result, "serverInfo", &info);
+  if (!json_object_object_get_ex(result, "serverInfo", &info) &&
+      json_object_object_get_ex(result, "_meta", &meta))
+    json_object_object_get_ex(meta, MODERN_META "serverInfo", &info);
   logf_(u, MCPD_LOG_INFO, "connected to %s %s (protocol %s)",
         info && json_object_object_get_ex(info, "name", &v)
             ? json_object_get_string(v)
@@ -742,22 +885,28 @@ static void initialized(px_upstream *u, json_object *result) {
         info && json_object_object_get_ex(info, "version", &v)
             ? json_object_get_string(v)
             : "?",
-        json_object_object_get_ex(result, "protocolVersion", &v)
+        u->modern ? MODERN_VERSION
+        : json_object_object_get_ex(result, "protocolVersion", &v)
             ? json_object_get_string(v)
             : "?");
-  notify(u, "notifications/initialized", NULL);
+  if (!u->modern)
+    notify(u, "notifications/initialized", NULL);
   u->state = UP_READY;
   u->up_since = px_now_ms();
-  if (has_cap(u, "logging")) {
-    json_object *p = json_object_new_object();
-    json_object_object_add(p, "level",
-                           json_object_new_string(u->px->log_level));
-    quiet(u, "logging/setLevel", p);
-  }
-  for (size_t i = 0; i < u->n_subs; i++) {
-    json_object *p = json_object_new_object();
-    json_object_object_add(p, "uri", json_object_new_string(u->subs[i]));
-    quiet(u, "resources/subscribe", p);
+  if (u->modern) {
+    open_listen(u);
+  } else {
+    if (has_cap(u, "logging")) {
+      json_object *p = json_object_new_object();
+      json_object_object_add(p, "level",
+                             json_object_new_string(u->px->log_level));
+      quiet(u, "logging/setLevel", p);
+    }
+    for (size_t i = 0; i < u->n_subs; i++) {
+      json_object *p = json_object_new_object();
+      json_object_object_add(p, "uri", json_object_new_string(u->subs[i]));
+      quiet(u, "resources/subscribe", p);
+    }
   }
   u->first_listing = 1; /* held until every listing below went out */
   for (int k = 0; k < PX_KINDS; k++)
@@ -766,6 +915,27 @@ static void initialized(px_upstream *u, json_object *result) {
       list(u, (px_kind)k, NULL, NULL);
     }
   first_listing_done(u);
+}
+
+/* initialize was refused: perhaps the upstream speaks only 2026-07-28,
+ * which has none.  server/discover says. */
+static void discover(px_upstream *u) {
+  px_pending *q = pending_new(P_DISCOVER);
+  u->modern = 1;
+  if (q == NULL || request(u, "server/discover", NULL, q, 0) != 0)
+    u->link_gone = 1;
+}
+
+static int serves_modern(json_object *result) {
+  json_object *list;
+  if (!json_object_object_get_ex(result, "supportedVersions", &list) ||
+      !json_object_is_type(list, json_type_array))
+    return 0;
+  for (size_t i = 0; i < json_object_array_length(list); i++)
+    if (strcmp(json_object_get_string(json_object_array_get_idx(list, i)),
+               MODERN_VERSION) == 0)
+      return 1;
+  return 0;
 }
 
 /* --- what the upstream sends ---------------------------------------------- */
@@ -795,13 +965,22 @@ static void answered(px_upstream *u, json_object *msg) {
   case P_INIT:
     if (error != NULL) {
       json_object *m;
-      logf_(u, MCPD_LOG_ERROR, "initialize refused: %s",
-            json_object_object_get_ex(error, "message", &m)
-                ? json_object_get_string(m)
-                : "error");
-      u->link_gone = 1;
+      snprintf(u->gone_why, sizeof(u->gone_why), "initialize refused: %s",
+               json_object_object_get_ex(error, "message", &m)
+                   ? json_object_get_string(m)
+                   : "error");
+      discover(u);
     } else {
-      initialized(u, result);
+      ready(u, result);
+    }
+    break;
+  case P_DISCOVER:
+    if (error == NULL && serves_modern(result)) {
+      u->gone_why[0] = '\0';
+      ready(u, result);
+    } else {
+      u->modern = 0;
+      u->link_gone = 1; /* gone_why says why initialize failed */
     }
     break;
   case P_LIST:
@@ -837,6 +1016,8 @@ static void answered(px_upstream *u, json_object *msg) {
   }
   case P_CALL:
     finish_call(u, q, result, error);
+    if (q->answers != NULL)
+      q = NULL; /* back in `pending` for an input_required round */
     break;
   case P_QUIET:
     if (error != NULL) {
@@ -848,7 +1029,8 @@ static void answered(px_upstream *u, json_object *msg) {
     }
     break;
   }
-  pending_free(q);
+  if (q != NULL)
+    pending_free(q);
   json_object_put(no_result);
 }
 
@@ -871,6 +1053,7 @@ typedef struct ask {
   px_upstream *u;
   unsigned gen;
   json_object *id;
+  char *key; /* an input of a 2026-07-28 round: its key */
 } ask;
 
 /* The client answered (mcpd's loop thread): the answer goes to the proxy
@@ -881,13 +1064,15 @@ static void asked(void *arg, json_object *result, int code,
   px_cmd *cmd = calloc(1, sizeof(*cmd));
   if (cmd == NULL) {
     json_object_put(a->id);
+    free(a->key);
     free(a);
     return;
   }
-  cmd->kind = PX_CMD_ANSWER;
+  cmd->kind = a->key != NULL ? PX_CMD_INPUT : PX_CMD_ANSWER;
   cmd->up = a->u;
   cmd->gen = a->gen;
   cmd->id = a->id;
+  cmd->name = a->key;
   if (result != NULL) {
     cmd->flag = 1;
     json_object_deep_copy(result, &cmd->params, NULL);
@@ -1054,6 +1239,158 @@ static void on_stderr(void *arg, const char *line) {
   u->px->host->log(u->px->self, MCPD_LOG_INFO, "%s: %s", u->name, line);
 }
 
+/* --- input_required rounds of a 2026-07-28 upstream ------------------------
+ */
+
+/* Every input is answered: the call goes again, with the answers and
+ * the state the upstream gave. */
+static void retry(px_upstream *u, px_pending *q) {
+  json_object *params = NULL, *meta, *token;
+  q = take_pending(u, q->id);
+  if (json_object_deep_copy(q->params, &params, NULL) != 0) {
+    fail_call(u, q->call, q->call_kind, "%s: out of memory", u->name);
+    pending_free(q);
+    return;
+  }
+  json_object_object_add(params, "inputResponses", q->answers);
+  q->answers = NULL;
+  if (q->state != NULL) {
+    json_object_object_add(params, "requestState", q->state);
+    q->state = NULL;
+  }
+  if (json_object_object_get_ex(params, "_meta", &meta) &&
+      json_object_object_get_ex(meta, "progressToken", &token))
+    json_object_object_add(meta, "progressToken",
+                           json_object_new_int64(u->next_id));
+  if (request(u, q->method, params, q, 0) != 0)
+    fail_call(u, q->call, q->call_kind, "%s: could not send the request",
+              u->name);
+}
+
+/* A name mcpd takes as the key of a question (1-47 of A-Z a-z 0-9 _.:-). */
+static int usable_key(const char *k) {
+  size_t n = strlen(k);
+  if (n == 0 || n > 47)
+    return 0;
+  for (; *k; k++)
+    if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+          (*k >= '0' && *k <= '9') || strchr("_.:-", *k)))
+      return 0;
+  return 1;
+}
+
+static void round_failed(px_upstream *u, px_pending *q, const char *why) {
+  q = take_pending(u, q->id);
+  if (q == NULL)
+    return;
+  fail_call(u, q->call, q->call_kind, "%s", why);
+  pending_free(q);
+}
+
+/* A 2026-07-28 upstream answered input_required: each of its questions
+ * is put to the call's client (a roots/list is answered here), and once
+ * all are answered the call goes again.  1 when `result` was such a
+ * round (q is then back in `pending`, or finished). */
+static int input_round(px_upstream *u, px_pending *q, json_object *result) {
+  const mcpd_host *host = u->px->host;
+  json_object *rt, *reqs, *st;
+
+  if (!u->modern || q->params == NULL ||
+      !json_object_object_get_ex(result, "resultType", &rt) ||
+      strcmp(json_object_get_string(rt), "input_required") != 0)
+    return 0;
+  json_object_put(q->answers);
+  q->answers = json_object_new_object();
+  json_object_put(q->state);
+  q->state = NULL;
+  if (json_object_object_get_ex(result, "requestState", &st))
+    json_object_deep_copy(st, &q->state, NULL);
+  q->waiting = 0;
+  q->next = u->pending;
+  u->pending = q;
+  if (!json_object_object_get_ex(result, "inputRequests", &reqs) ||
+      !json_object_is_type(reqs, json_type_object))
+    reqs = NULL;
+  if (reqs != NULL) {
+    json_object_object_foreach(reqs, key, req) {
+      json_object *m = NULL, *params = NULL, *copy = NULL;
+      const char *method;
+      ask *a;
+      json_object_object_get_ex(req, "method", &m);
+      json_object_object_get_ex(req, "params", &params);
+      method = m ? json_object_get_string(m) : "";
+      if (strcmp(method, "roots/list") == 0) {
+        json_object *answer = json_object_new_object();
+        json_object *roots = host->call_roots(q->call);
+        json_object_object_add(answer, "roots",
+                               roots ? roots : json_object_new_array());
+        json_object_object_add(q->answers, key, answer);
+        continue;
+      }
+      if (strcmp(method, "elicitation/create") != 0 &&
+          strcmp(method, "sampling/createMessage") != 0) {
+        char why[200];
+        snprintf(why, sizeof(why),
+                 "%s asks \"%.60s\", which mcpd cannot pass on", u->name,
+                 method);
+        round_failed(u, q, why);
+        return 1;
+      }
+      if ((a = calloc(1, sizeof(*a))) == NULL ||
+          (a->key = strdup(key)) == NULL ||
+          (params != NULL && json_object_deep_copy(params, &copy, NULL) != 0)) {
+        if (a != NULL)
+          free(a->key);
+        free(a);
+        round_failed(u, q, "out of memory");
+        return 1;
+      }
+      a->px = u->px;
+      a->u = u;
+      a->gen = u->gen;
+      a->id = json_object_new_int64(q->id);
+      if (copy == NULL)
+        copy = json_object_new_object();
+      q->waiting++;
+      if ((usable_key(key) ? host->client_request_keyed(q->call, key, method,
+                                                        copy, asked, a)
+                           : host->client_request(q->call, method, copy, asked,
+                                                  a)) != MCPD_OK) {
+        char why[300];
+        snprintf(why, sizeof(why), "%s", host->last_error());
+        json_object_put(a->id);
+        free(a->key);
+        free(a);
+        round_failed(u, q, why);
+        return 1;
+      }
+    }
+  }
+  if (q->waiting == 0)
+    retry(u, q);
+  return 1;
+}
+
+/* The client answered one input of a round. */
+static void input_answered(px_upstream *u, px_cmd *cmd) {
+  px_pending *q;
+  if (cmd->gen != u->gen || cmd->id == NULL ||
+      (q = find_pending(u, json_object_get_int64(cmd->id))) == NULL ||
+      q->answers == NULL)
+    return;
+  if (!cmd->flag) {
+    json_object *v;
+    round_failed(u, q,
+                 json_object_object_get_ex(cmd->params, "message", &v)
+                     ? json_object_get_string(v)
+                     : "the client did not answer");
+    return;
+  }
+  json_object_object_add(q->answers, cmd->name, take(&cmd->params));
+  if (--q->waiting == 0)
+    retry(u, q);
+}
+
 /* --- life ----------------------------------------------------------------- */
 
 static void fail_all(px_upstream *u, const char *why) {
@@ -1102,7 +1439,7 @@ static void down(px_upstream *u, const char *why) {
 
 void up_start(px_upstream *u) {
   px_link_events ev = {on_message, on_closed, on_stderr, u};
-  json_object *params, *caps, *elicit, *roots, *info;
+  json_object *params;
   char err[300] = "";
   px_pending *q;
 
@@ -1119,23 +1456,13 @@ void up_start(px_upstream *u) {
   }
   u->state = UP_INIT;
   u->init_deadline = px_now_ms() + INIT_TIMEOUT_MS;
+  u->modern = 0;
+  u->listen_id = 0;
   params = json_object_new_object();
-  caps = json_object_new_object();
-  elicit = json_object_new_object();
-  json_object_object_add(elicit, "form", json_object_new_object());
-  json_object_object_add(elicit, "url", json_object_new_object());
-  roots = json_object_new_object();
-  json_object_object_add(roots, "listChanged", json_object_new_boolean(1));
-  json_object_object_add(caps, "roots", roots);
-  json_object_object_add(caps, "sampling", json_object_new_object());
-  json_object_object_add(caps, "elicitation", elicit);
-  info = json_object_new_object();
-  json_object_object_add(info, "name", json_object_new_string("mcpd-proxy"));
-  json_object_object_add(info, "version", json_object_new_string("1.0"));
   json_object_object_add(params, "protocolVersion",
                          json_object_new_string(PROTOCOL_VERSION));
-  json_object_object_add(params, "capabilities", caps);
-  json_object_object_add(params, "clientInfo", info);
+  json_object_object_add(params, "capabilities", client_caps());
+  json_object_object_add(params, "clientInfo", client_info());
   if ((q = pending_new(P_INIT)) == NULL) {
     json_object_put(params);
     down(u, "out of memory");

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// A stdio MCP server that speaks only 2026-07-28, as the revision says a
+// modern-only server does: no initialize (-32022 with the versions it
+// serves), server/discover, every request carrying its own envelope,
+// input_required rounds instead of requests to the client, and
+// subscriptions/listen for list changes.  The proxy tests put it behind
+// mcpd to show that a 2025-11-25 client reaches such a server.
+//
+//   node modern-upstream.mjs
+//
+// Tools: greet {name} (progress when asked), confirm {action} (asks the
+// user with an elicitation round), add_tool (adds "late", then the
+// listen stream says tools/list_changed).  Resource note://hello (its
+// listen subscription gets an update when add_tool runs).  Prompt hi.
+
+import readline from 'node:readline';
+
+const VERSION = '2026-07-28';
+const META = 'io.modelcontextprotocol/';
+const served = { name: 'modern-upstream', version: '1.0' };
+let late = false;
+const listens = new Map(); // id -> requested notifications
+
+function send(msg) {
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
+}
+
+function complete(result) {
+  return { resultType: 'complete', ...result, _meta: { [META + 'serverInfo']: served } };
+}
+
+function tools() {
+  const list = [
+    { name: 'greet', description: 'Greets', inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+    { name: 'confirm', description: 'Asks before acting', inputSchema: { type: 'object', properties: { action: { type: 'string' } }, required: ['action'] } },
+    { name: 'add_tool', description: 'Adds the tool "late"', inputSchema: { type: 'object' } },
+  ];
+  if (late) list.push({ name: 'late', description: 'Added at run time', inputSchema: { type: 'object' } });
+  return list;
+}
+
+function text(t) {
+  return { content: [{ type: 'text', text: t }] };
+}
+
+async function call(id, params) {
+  const args = params.arguments || {};
+  const token = params._meta?.progressToken;
+  switch (params.name) {
+    case 'greet':
+      if (token !== undefined) {
+        for (let i = 1; i <= 2; i++)
+          send({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: 2 } });
+      }
+      return complete(text(`hello ${args.name}`));
+    case 'confirm': {
+      const answer = params.inputResponses?.ok;
+      if (answer === undefined || params.requestState !== 'asked') {
+        return {
+          resultType: 'input_required',
+          inputRequests: {
+            ok: {
+              method: 'elicitation/create',
+              params: {
+                mode: 'form',
+                message: `Really ${args.action}?`,
+                requestedSchema: { type: 'object', properties: { sure: { type: 'boolean' } }, required: ['sure'] },
+              },
+            },
+          },
+          requestState: 'asked',
+        };
+      }
+      if (answer.action !== 'accept') return complete(text(`not done: ${answer.action}`));
+      return complete(text(answer.content?.sure ? `done: ${args.action}` : 'not sure'));
+    }
+    case 'add_tool':
+      late = true;
+      for (const [lid, n] of listens) {
+        const meta = { [META + 'subscriptionId']: lid };
+        if (n.toolsListChanged) send({ method: 'notifications/tools/list_changed', params: { _meta: meta } });
+        if ((n.resourceSubscriptions || []).includes('note://hello'))
+          send({ method: 'notifications/resources/updated', params: { uri: 'note://hello', _meta: meta } });
+      }
+      return complete(text('added'));
+    case 'late':
+      return complete(text('late tool ran'));
+    default:
+      return { error: { code: -32602, message: `Unknown tool: ${params.name}` } };
+  }
+}
+
+async function handle(msg) {
+  if (msg.method === undefined) return; // a response: this server asks nothing
+  const params = msg.params || {};
+  const claim = params._meta?.[META + 'protocolVersion'];
+  const reply = (r) => msg.id !== undefined && send('error' in r ? { id: msg.id, error: r.error } : { id: msg.id, result: r });
+  if (msg.method === 'notifications/cancelled') {
+    listens.delete(params.requestId);
+    return;
+  }
+  if (msg.id === undefined) return;
+  if (claim !== VERSION) {
+    reply({ error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [VERSION], requested: claim ?? null } } });
+    return;
+  }
+  switch (msg.method) {
+    case 'server/discover':
+      return reply(complete({
+        supportedVersions: [VERSION],
+        capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} },
+        ttlMs: 0,
+        cacheScope: 'public',
+      }));
+    case 'tools/list':
+      return reply(complete({ tools: tools(), ttlMs: 0, cacheScope: 'public' }));
+    case 'tools/call':
+      return reply(await call(msg.id, params));
+    case 'resources/list':
+      return reply(complete({ resources: [{ uri: 'note://hello', name: 'hello', mimeType: 'text/plain' }], ttlMs: 0, cacheScope: 'public' }));
+    case 'resources/templates/list':
+      return reply(complete({ resourceTemplates: [], ttlMs: 0, cacheScope: 'public' }));
+    case 'resources/read':
+      if (params.uri !== 'note://hello') return reply({ error: { code: -32602, message: 'Resource not found', data: { uri: params.uri } } });
+      return reply(complete({ contents: [{ uri: 'note://hello', mimeType: 'text/plain', text: late ? 'hello again' : 'hello' }], ttlMs: 0, cacheScope: 'public' }));
+    case 'prompts/list':
+      return reply(complete({ prompts: [{ name: 'hi', arguments: [{ name: 'who', required: true }] }] }));
+    case 'prompts/get':
+      return reply(complete({ messages: [{ role: 'user', content: { type: 'text', text: `say hi to ${params.arguments?.who}` } }] }));
+    case 'completion/complete':
+      return reply(complete({ completion: { values: ['world', 'wide'].filter((v) => v.startsWith(params.argument?.value ?? '')), hasMore: false } }));
+    case 'subscriptions/listen': {
+      const n = params.notifications || {};
+      listens.set(msg.id, n);
+      send({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META + 'subscriptionId']: msg.id }, notifications: n } });
+      return; // answered only when it ends
+    }
+    default:
+      return reply({ error: { code: -32601, message: `Method not found: ${msg.method}` } });
+  }
+}
+
+const rl = readline.createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    send({ id: null, error: { code: -32700, message: 'Parse error' } });
+    return;
+  }
+  handle(msg);
+});
+rl.on('close', () => process.exit(0));
