@@ -48,7 +48,10 @@ E2E_FILES = \
 	tests/e2e/logs.test.mjs \
 	tests/e2e/ops.test.mjs \
 	tests/e2e/exec.test.mjs \
-	tests/e2e/sqlite-watch.test.mjs
+	tests/e2e/sqlite-watch.test.mjs \
+	tests/e2e/proxy.test.mjs \
+	tests/e2e/proxy-modern.test.mjs \
+	tests/e2e/modern-upstream.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

@@ -55,7 +55,7 @@ export const LATEST = '2025-11-25';
 export const SANITIZED = Boolean(process.env.ASAN_OPTIONS || process.env.TSAN_OPTIONS);
 
 /** Plugins shipped with mcpd; everything else is a check-only fixture. */
-const BUNDLED = new Set(['echo', 'calc', 'fs', 'sqlite', 'fetch', 'exec']);
+const BUNDLED = new Set(['echo', 'calc', 'fs', 'sqlite', 'fetch', 'exec', 'proxy']);
 /** Example plugins, built under examples/. */
 const EXAMPLES = new Set(['everything', 'hello_cpp']);
 
