@@ -678,6 +678,9 @@ void server_wait_plugins(server *srv) {
     uv_run(srv->loop, UV_RUN_ONCE);
     uv_update_time(srv->loop);
   }
+  /* Entries a plugin's own thread added while its init() ran were queued
+   * for the loop's next turn: take that turn, so they count too. */
+  uv_run(srv->loop, UV_RUN_NOWAIT);
 }
 
 /* --- shutdown ----------------------------------------------------------- */

@@ -49,8 +49,13 @@ async function call(id, params) {
   switch (params.name) {
     case 'greet':
       if (token !== undefined) {
-        for (let i = 1; i <= 2; i++)
+        // Paced like real work: the SDK clients dispatch notifications a
+        // tick later than responses, so progress written in the same read
+        // as the result would reach a handler already removed.
+        for (let i = 1; i <= 2; i++) {
           send({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: 2 } });
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
       }
       return complete(text(`hello ${args.name}`));
     case 'confirm': {

@@ -77,7 +77,7 @@ describe('proxy: an upstream that speaks only 2026-07-28', () => {
     });
     assert.deepEqual(greet.content, [{ type: 'text', text: 'hello Ann' }]);
     assert.equal(greet.resultType, undefined, 'the upstream era does not leak into a legacy result');
-    assert.deepEqual(progress, [1, 2]);
+    assert.deepEqual(progress, [1, 2], stderr());
 
     // The upstream's input_required round is a plain elicitation here.
     const done = await client.callTool({ name: 'm_confirm', arguments: { action: 'delete' } });
