@@ -1041,6 +1041,22 @@ static int session_lost(const struct xfer *x) {
   return 0;
 }
 
+/* Whether a refused POST's body is a JSON-RPC error: the server speaks
+ * MCP at this URL (one that speaks only 2026-07-28 refuses initialize so),
+ * so the legacy transport is not the answer. */
+static int jsonrpc_error_body(const struct xfer *x) {
+  json_object *o, *e;
+  int yes;
+  if (x->use != B_ERROR || x->resp.len == 0 ||
+      (o = parse_json(x->resp.data, x->resp.len)) == NULL)
+    return 0;
+  yes = json_object_is_type(o, json_type_object) &&
+        json_object_object_get_ex(o, "error", &e) &&
+        json_object_is_type(e, json_type_object);
+  json_object_put(o);
+  return yes;
+}
+
 static int post_done(struct http_link *l, struct xfer *x, CURLcode rc) {
   int ok = rc == CURLE_OK, good;
   char why[CURL_ERROR_SIZE + 64];
@@ -1055,7 +1071,8 @@ static int post_done(struct http_link *l, struct xfer *x, CURLcode rc) {
       return 0;
     }
     if (ok && l->session_id == NULL &&
-        (x->status == 400 || x->status == 404 || x->status == 405)) {
+        (x->status == 400 || x->status == 404 || x->status == 405) &&
+        !jsonrpc_error_body(x)) {
       fall_back(l, x);
       return 1;
     }

@@ -6,22 +6,25 @@
 // subscriptions/listen for list changes.  The proxy tests put it behind
 // mcpd to show that a 2025-11-25 client reaches such a server.
 //
-//   node modern-upstream.mjs
+//   node modern-upstream.mjs            (stdio)
+//   node modern-upstream.mjs http PORT  (Streamable HTTP at /mcp; says
+//                                        "listening on port N" on stderr)
 //
 // Tools: greet {name} (progress when asked), confirm {action} (asks the
 // user with an elicitation round), add_tool (adds "late", then the
 // listen stream says tools/list_changed).  Resource note://hello (its
 // listen subscription gets an update when add_tool runs).  Prompt hi.
 
+import http from 'node:http';
 import readline from 'node:readline';
 
 const VERSION = '2026-07-28';
 const META = 'io.modelcontextprotocol/';
 const served = { name: 'modern-upstream', version: '1.0' };
 let late = false;
-const listens = new Map(); // id -> requested notifications
+const listens = new Map(); // id -> {n: requested notifications, out}
 
-function send(msg) {
+function stdout(msg) {
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
 }
 
@@ -43,7 +46,7 @@ function text(t) {
   return { content: [{ type: 'text', text: t }] };
 }
 
-async function call(id, params) {
+async function call(id, params, send) {
   const args = params.arguments || {};
   const token = params._meta?.progressToken;
   switch (params.name) {
@@ -81,11 +84,11 @@ async function call(id, params) {
     }
     case 'add_tool':
       late = true;
-      for (const [lid, n] of listens) {
+      for (const [lid, { n, out }] of listens) {
         const meta = { [META + 'subscriptionId']: lid };
-        if (n.toolsListChanged) send({ method: 'notifications/tools/list_changed', params: { _meta: meta } });
+        if (n.toolsListChanged) out({ method: 'notifications/tools/list_changed', params: { _meta: meta } });
         if ((n.resourceSubscriptions || []).includes('note://hello'))
-          send({ method: 'notifications/resources/updated', params: { uri: 'note://hello', _meta: meta } });
+          out({ method: 'notifications/resources/updated', params: { uri: 'note://hello', _meta: meta } });
       }
       return complete(text('added'));
     case 'late':
@@ -95,16 +98,21 @@ async function call(id, params) {
   }
 }
 
-async function handle(msg) {
+/** Handles one message, writing what it sends through `send`; resolves to
+ * true when the request stays open (a listen). */
+async function handle(msg, send) {
   if (msg.method === undefined) return; // a response: this server asks nothing
   const params = msg.params || {};
   const claim = params._meta?.[META + 'protocolVersion'];
-  const reply = (r) => msg.id !== undefined && send('error' in r ? { id: msg.id, error: r.error } : { id: msg.id, result: r });
+  const reply = (r) => {
+    if (msg.id !== undefined) send('error' in r ? { id: msg.id, error: r.error } : { id: msg.id, result: r });
+    return false;
+  };
   if (msg.method === 'notifications/cancelled') {
     listens.delete(params.requestId);
-    return;
+    return false;
   }
-  if (msg.id === undefined) return;
+  if (msg.id === undefined) return false;
   if (claim !== VERSION) {
     reply({ error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [VERSION], requested: claim ?? null } } });
     return;
@@ -120,7 +128,7 @@ async function handle(msg) {
     case 'tools/list':
       return reply(complete({ tools: tools(), ttlMs: 0, cacheScope: 'public' }));
     case 'tools/call':
-      return reply(await call(msg.id, params));
+      return reply(await call(msg.id, params, send));
     case 'resources/list':
       return reply(complete({ resources: [{ uri: 'note://hello', name: 'hello', mimeType: 'text/plain' }], ttlMs: 0, cacheScope: 'public' }));
     case 'resources/templates/list':
@@ -136,24 +144,69 @@ async function handle(msg) {
       return reply(complete({ completion: { values: ['world', 'wide'].filter((v) => v.startsWith(params.argument?.value ?? '')), hasMore: false } }));
     case 'subscriptions/listen': {
       const n = params.notifications || {};
-      listens.set(msg.id, n);
+      listens.set(msg.id, { n, out: send });
       send({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META + 'subscriptionId']: msg.id }, notifications: n } });
-      return; // answered only when it ends
+      return true; // answered only when it ends
     }
     default:
       return reply({ error: { code: -32601, message: `Method not found: ${msg.method}` } });
   }
 }
 
-const rl = readline.createInterface({ input: process.stdin });
-rl.on('line', (line) => {
-  let msg;
-  try {
-    msg = JSON.parse(line);
-  } catch {
-    send({ id: null, error: { code: -32700, message: 'Parse error' } });
-    return;
-  }
-  handle(msg);
-});
-rl.on('close', () => process.exit(0));
+function serveStdio() {
+  const rl = readline.createInterface({ input: process.stdin });
+  rl.on('line', (line) => {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      stdout({ id: null, error: { code: -32700, message: 'Parse error' } });
+      return;
+    }
+    handle(msg, stdout);
+  });
+  rl.on('close', () => process.exit(0));
+}
+
+/** One POST, one message; the answer as an event stream, except what the
+ * revision answers with an HTTP error status: a request without the
+ * envelope (initialize, say) gets 400 and its JSON-RPC error. */
+function serveHttp(port) {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'POST' || req.url !== '/mcp') {
+      res.writeHead(405).end();
+      return;
+    }
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', async () => {
+      let msg;
+      try {
+        msg = JSON.parse(body);
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+        return;
+      }
+      if (msg.id === undefined || msg.method === undefined) {
+        await handle(msg, () => {});
+        res.writeHead(202).end();
+        return;
+      }
+      if (msg.params?._meta?.[META + 'protocolVersion'] !== VERSION) {
+        const claim = msg.params?._meta?.[META + 'protocolVersion'] ?? null;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [VERSION], requested: claim } } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const out = (m) => res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...m })}\n\n`);
+      res.on('close', () => listens.delete(msg.id));
+      if (!(await handle(msg, out))) res.end();
+    });
+  });
+  server.listen(port, '127.0.0.1', () => process.stderr.write(`listening on port ${server.address().port}\n`));
+}
+
+if (process.argv[2] === 'http') serveHttp(Number(process.argv[3] || 0));
+else serveStdio();

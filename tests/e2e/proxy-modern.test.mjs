@@ -5,12 +5,14 @@
 // 1.x) reaches it through mcpd: its calls, progress, an elicitation the
 // upstream asks as an input_required round (mcpd asks the client a plain
 // request and sends the upstream's call again with the answer), a
-// resource subscription and a tool the upstream adds later.  The SDK 2.x
+// resource subscription and a tool the upstream adds later -- over stdio
+// and over Streamable HTTP.  The SDK 2.x
 // client (2026-07-28 itself) answers the same question through mcpd's own
 // input_required round.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -21,16 +23,36 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, SRCDIR, configFile, makePluginDir, resultText, sleep, withTimeout } from './lib.mjs';
+import { MCPD, SRCDIR, configFile, makePluginDir, resultText, sleep, track, withTimeout } from './lib.mjs';
 
 const UPSTREAM = path.join(SRCDIR, 'tests', 'e2e', 'modern-upstream.mjs');
 
-async function mcpdArgs() {
+const STDIO = { command: [process.execPath, UPSTREAM] };
+
+async function mcpdArgs(server = STDIO) {
   const dir = await makePluginDir(['proxy']);
-  const config = await configFile({
-    plugins: { proxy: { servers: { m: { command: [process.execPath, UPSTREAM] } } } },
-  });
+  const config = await configFile({ plugins: { proxy: { servers: { m: server } } } });
   return ['--plugins', dir, '--config', config, '--no-watch'];
+}
+
+/** The upstream over Streamable HTTP on an ephemeral port: its config. */
+async function httpUpstream(t) {
+  const child = track(spawn(process.execPath, [UPSTREAM, 'http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  t.after(() => child.kill('SIGKILL'));
+  let err = '';
+  const port = await withTimeout(
+    new Promise((resolve, reject) => {
+      child.stderr.on('data', (d) => {
+        err += d;
+        const m = /listening on port (\d+)/.exec(err);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`modern-upstream exited ${code}: ${err}`)));
+    }),
+    10000,
+    'modern-upstream to listen',
+  );
+  return { url: `http://127.0.0.1:${port}/mcp` };
 }
 
 async function until(cond, ms, what) {
@@ -42,8 +64,8 @@ async function until(cond, ms, what) {
 }
 
 /** Connects `client` to mcpd over stdio; closes both after the test. */
-async function connect(t, client, Transport) {
-  const transport = new Transport({ command: MCPD, args: await mcpdArgs(), env: process.env, stderr: 'pipe' });
+async function connect(t, client, Transport, server = STDIO) {
+  const transport = new Transport({ command: MCPD, args: await mcpdArgs(server), env: process.env, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d) => {
     stderr += d;
@@ -53,8 +75,10 @@ async function connect(t, client, Transport) {
   return () => stderr;
 }
 
-describe('proxy: an upstream that speaks only 2026-07-28', () => {
-  test('a 2025-11-25 client calls it, answers its questions and hears its changes', async (t) => {
+/** What a 2025-11-25 client does through mcpd with the upstream at
+ * `server` (its proxy config). */
+async function legacyClientScenario(t, server) {
+  {
     const client = new LegacyClient({ name: 'legacy', version: '1' }, { capabilities: { elicitation: {} } });
     const asked = [];
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -65,7 +89,7 @@ describe('proxy: an upstream that speaks only 2026-07-28', () => {
     let changed = 0;
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed++);
-    const stderr = await connect(t, client, LegacyStdioTransport);
+    const stderr = await connect(t, client, LegacyStdioTransport, server);
 
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((x) => x.name).sort(), ['m_add_tool', 'm_confirm', 'm_greet']);
@@ -110,6 +134,16 @@ describe('proxy: an upstream that speaks only 2026-07-28', () => {
     assert.ok(names.includes('m_late'), names.join(' '));
     assert.equal(resultText(await client.callTool({ name: 'm_late', arguments: {} })), 'late tool ran');
     assert.equal((await client.readResource({ uri: 'note://hello' })).contents[0].text, 'hello again');
+  }
+}
+
+describe('proxy: an upstream that speaks only 2026-07-28', () => {
+  test('a 2025-11-25 client calls it over stdio, answers its questions and hears its changes', async (t) => {
+    await legacyClientScenario(t, STDIO);
+  });
+
+  test('the same with the upstream over Streamable HTTP', async (t) => {
+    await legacyClientScenario(t, await httpUpstream(t));
   });
 
   test('the SDK 2.x client answers the upstream through its own input_required round', async (t) => {
