@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -77,7 +78,11 @@ typedef struct px_easy {
 } px_easy;
 
 /* Monotonic milliseconds. */
-int64_t px_now_ms(void);
+static inline int64_t px_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* A child process: argv[0] is looked up in $PATH (so "npx" and "node"
  * work) when it holds no '/'.  `envp` is the complete environment (NULL:

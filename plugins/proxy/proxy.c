@@ -11,10 +11,8 @@
  * each upstream's tools, resources, templates and prompts become mcpd's
  * (upstream.c, entries.c), and every call on them is forwarded.
  *
- * This file is the plugin's frame: the config, the callbacks mcpd runs
- * (each copies what it got into a command for the proxy thread and
- * returns: they are ASYNC, and complete() comes from the proxy thread),
- * and the proxy thread's loop, which waits on every upstream's pipes and
+ * This file is the plugin's frame: the config, init and fini, and the
+ * proxy thread's loop, which waits on every upstream's pipes and
  * libcurl's sockets in one curl_multi_poll() and is woken for commands by
  * curl_multi_wakeup().  init() waits (up to startTimeoutMs) for every
  * upstream's first listing, so a client's first tools/list already shows
@@ -29,153 +27,6 @@
 
 #define DEFAULT_START_TIMEOUT_MS 10000
 #define MAX_FDS 256
-
-int64_t px_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void px_cmd_free(px_cmd *cmd) {
-  if (cmd == NULL)
-    return;
-  free(cmd->name);
-  json_object_put(cmd->params);
-  json_object_put(cmd->extra);
-  json_object_put(cmd->id);
-  free(cmd);
-}
-
-void px_post(px *p, px_cmd *cmd) {
-  pthread_mutex_lock(&p->lock);
-  if (p->stopping) {
-    pthread_mutex_unlock(&p->lock);
-    if (cmd->kind == PX_CMD_CALL)
-      p->host->complete(cmd->call, MCPD_ERROR);
-    px_cmd_free(cmd);
-    return;
-  }
-  if (p->tail != NULL)
-    p->tail->next = cmd;
-  else
-    p->head = cmd;
-  p->tail = cmd;
-  pthread_mutex_unlock(&p->lock);
-  curl_multi_wakeup(p->multi);
-}
-
-void px_started(px *p) {
-  pthread_mutex_lock(&p->lock);
-  if (p->starting > 0 && --p->starting == 0)
-    pthread_cond_broadcast(&p->cond);
-  pthread_mutex_unlock(&p->lock);
-}
-
-/* --- the callbacks mcpd runs ---------------------------------------------- */
-
-static void cancelled(void *arg);
-
-/* Copies `v` for the proxy thread; NULL stays NULL.  0 on success. */
-static int copy_json(json_object *v, json_object **out) {
-  *out = NULL;
-  return v == NULL ? 0 : json_object_deep_copy(v, out, NULL);
-}
-
-static int post_call(mcpd_call *call, const mcpd_request *req,
-                     px_call_kind kind, json_object *args, json_object *extra) {
-  px *p = req->state;
-  px_cmd *cmd = calloc(1, sizeof(*cmd));
-  json_object *token;
-
-  if (cmd == NULL || (cmd->name = strdup(req->name)) == NULL ||
-      copy_json(args, &cmd->params) != 0) {
-    json_object_put(extra);
-    px_cmd_free(cmd);
-    return MCPD_ERROR;
-  }
-  cmd->kind = PX_CMD_CALL;
-  cmd->up = req->data;
-  cmd->call_kind = kind;
-  cmd->call = call;
-  cmd->extra = extra;
-  if (kind == PX_TOOL) {
-    /* `extra` says the client wants progress; the token stays mcpd's. */
-    json_object_put(cmd->extra);
-    cmd->extra = NULL;
-    if (req->meta != NULL &&
-        json_object_object_get_ex(req->meta, "progressToken", &token))
-      cmd->extra = json_object_new_boolean(1);
-  }
-  p->host->on_cancel(call, cancelled, call);
-  px_post(p, cmd);
-  return MCPD_OK;
-}
-
-/* The live instances (two while a new copy replaces an old one): a
- * cancellation names only its call, so each instance hears of it and the
- * one whose upstream runs the call acts. */
-static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
-static px *instances;
-
-/* The client cancelled a call (loop thread): the proxy thread tells the
- * upstream. */
-static void cancelled(void *arg) {
-  pthread_mutex_lock(&instances_lock);
-  for (px *p = instances; p != NULL; p = p->next_instance) {
-    px_cmd *cmd = calloc(1, sizeof(*cmd));
-    if (cmd == NULL)
-      break;
-    cmd->kind = PX_CMD_CANCEL;
-    cmd->call = arg;
-    px_post(p, cmd); /* no `up`: every upstream looks for the call */
-  }
-  pthread_mutex_unlock(&instances_lock);
-}
-
-int px_tool_cb(mcpd_call *call, const mcpd_request *req) {
-  return post_call(call, req, PX_TOOL, req->arguments, NULL);
-}
-
-int px_read_cb(mcpd_call *call, const mcpd_request *req) {
-  return post_call(call, req, PX_READ, NULL, NULL);
-}
-
-int px_prompt_cb(mcpd_call *call, const mcpd_request *req) {
-  return post_call(call, req, PX_PROMPT, req->arguments, NULL);
-}
-
-static json_object *argument(const char *name, const char *value) {
-  json_object *a = json_object_new_object();
-  json_object_object_add(a, "name", json_object_new_string(name));
-  json_object_object_add(a, "value", json_object_new_string(value));
-  return a;
-}
-
-int px_complete_prompt_cb(mcpd_call *call, const mcpd_request *req,
-                          const char *arg, const char *value,
-                          json_object *context) {
-  return post_call(call, req, PX_COMPLETE_PROMPT, context,
-                   argument(arg, value));
-}
-
-int px_complete_template_cb(mcpd_call *call, const mcpd_request *req,
-                            const char *arg, const char *value,
-                            json_object *context) {
-  return post_call(call, req, PX_COMPLETE_TEMPLATE, context,
-                   argument(arg, value));
-}
-
-void px_subscribe_cb(const mcpd_request *req, int subscribed) {
-  px_cmd *cmd = calloc(1, sizeof(*cmd));
-  if (cmd == NULL || (cmd->name = strdup(req->name)) == NULL) {
-    free(cmd);
-    return;
-  }
-  cmd->kind = PX_CMD_SUBSCRIBE;
-  cmd->up = req->data;
-  cmd->flag = subscribed;
-  px_post(req->state, cmd);
-}
 
 /* --- the proxy thread --------------------------------------------------- */
 
@@ -271,13 +122,7 @@ static void proxy_fini(void *state) {
   px *p = state;
   if (p == NULL)
     return;
-  pthread_mutex_lock(&instances_lock);
-  for (px **pp = &instances; *pp != NULL; pp = &(*pp)->next_instance)
-    if (*pp == p) {
-      *pp = p->next_instance;
-      break;
-    }
-  pthread_mutex_unlock(&instances_lock);
+  px_instance_remove(p);
   if (p->thread_started) {
     pthread_mutex_lock(&p->lock);
     p->stopping = 1;
@@ -354,10 +199,7 @@ static int proxy_init(const mcpd_host *host, mcpd_self *self,
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->cond, NULL);
   *state = p;
-  pthread_mutex_lock(&instances_lock);
-  p->next_instance = instances;
-  instances = p;
-  pthread_mutex_unlock(&instances_lock);
+  px_instance_add(p);
   if (read_config(p, config, errmsg) != MCPD_OK)
     return MCPD_ERROR;
   if (p->n_ups == 0) {

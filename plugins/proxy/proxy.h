@@ -79,7 +79,7 @@ struct px {
   px *next_instance; /* proxy.c's list of live instances */
 };
 
-/* proxy.c */
+/* cmdq.c */
 /* Queues a command for the proxy thread and wakes it.  Any thread. */
 void px_post(px *p, px_cmd *cmd);
 void px_cmd_free(px_cmd *cmd);
@@ -140,7 +140,10 @@ const px_entry *ent_find(const px_upstream *u, px_kind kind, const char *key);
 const char *ent_list_key(px_kind kind);
 const char *ent_list_method(px_kind kind);
 
-/* The callbacks of every forwarded entry (proxy.c). */
+/* The callbacks of every forwarded entry (callbacks.c), and the list of
+ * live instances a cancellation is told to. */
+void px_instance_add(px *p);
+void px_instance_remove(px *p);
 int px_tool_cb(mcpd_call *call, const mcpd_request *req);
 int px_read_cb(mcpd_call *call, const mcpd_request *req);
 int px_prompt_cb(mcpd_call *call, const mcpd_request *req);
