@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef HAVE_PRCTL
-#include <sys/prctl.h>
 #endif
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "client_config.h"
 #include "log.h"
 #include "metrics.h"
+#include "platform.h"
 #include "scaffold.h"
 #include "server.h"
 #include "settings.h"
@@ -67,11 +67,9 @@ static void ignore_sigpipe(void) {
  * in one place), else where it is installed.  Returns only on failure. */
 static int exec_http(char **argv) {
   char self[PATH_MAX], path[PATH_MAX + 16];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-  if (n > 0) {
+  if (platform_self_exe(self, sizeof(self)) == 0) {
     char *slash;
-    self[n] = '\0';
     if ((slash = strrchr(self, '/')) != NULL) {
       snprintf(path, sizeof(path), "%.*s/mcpd-http", (int)(slash - self), self);
       if (access(path, X_OK) == 0)
@@ -86,30 +84,10 @@ static int exec_http(char **argv) {
 #endif
 
 /* The absolute path of this program, into `out`: what a client's config
- * must run.  Falls back to argv[0] made absolute, or found on $PATH. */
+ * must run.  Falls back to argv[0] as it is. */
 static void self_path(const char *argv0, char *out, size_t size) {
-  ssize_t n = readlink("/proc/self/exe", out, size - 1);
-  char *path, *dir, *save = NULL;
-
-  if (n > 0) {
-    out[n] = '\0';
-    return;
-  }
-  if (strchr(argv0, '/') != NULL && realpath(argv0, out) != NULL)
-    return;
-  if ((path = getenv("PATH")) != NULL && (path = strdup(path)) != NULL) {
-    for (dir = strtok_r(path, ":", &save); dir != NULL;
-         dir = strtok_r(NULL, ":", &save)) {
-      char candidate[PATH_MAX];
-      snprintf(candidate, sizeof(candidate), "%s/%s", dir, argv0);
-      if (access(candidate, X_OK) == 0 && realpath(candidate, out) != NULL) {
-        free(path);
-        return;
-      }
-    }
-    free(path);
-  }
-  snprintf(out, size, "%s", argv0);
+  if (platform_self_exe(out, size) != 0)
+    snprintf(out, size, "%s", argv0);
 }
 
 /* `mcpd new`, `mcpd install` and `mcpd uninstall`: commands for a person
@@ -142,6 +120,7 @@ int main(int argc, char **argv) {
 
   fill_std_fds();
   ignore_sigpipe();
+  platform_init(argv[0]);
   if ((rc = subcommand(argc, argv)) >= 0)
     return rc;
   if (settings_parse(&opts, argc, argv) != 0) {
@@ -162,14 +141,13 @@ int main(int argc, char **argv) {
   log_set_level((log_level)opts.log_level);
   log_set_json(opts.log_json);
   if (opts.mode == MODE_WORKER) {
-#ifdef HAVE_PRCTL
     /* A worker ends with its host, whatever holds it.  The host may have
-     * died before this call: then the parent is another already. */
+     * died before this call: then the parent is another already.  Where
+     * the system cannot do it, the worker ends on EOF from the host's
+     * pipe. */
     pid_t host = getppid();
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != host)
+    if (platform_die_with_parent(SIGKILL) && getppid() != host)
       _exit(0);
-#endif
     /* A plugin that calls exit() from one of its threads would run the
      * process's destructors under the feet of the others, and abort: the
      * status it asked for is what the host should hear. */

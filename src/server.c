@@ -3,24 +3,22 @@
  * shutdown. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #ifdef HAVE_PRCTL
-#include <sys/prctl.h>
 #endif
 
 #include "era.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "metrics.h"
+#include "platform.h"
 #include "server.h"
 #include "settings.h"
 #include "strbuf.h"
@@ -273,23 +271,14 @@ int server_init(server *srv, uv_loop_t *loop, settings *opts) {
   call_worker_env(&srv->exec, &srv->workers);
   srv->workers.report_arg = srv;
   {
-    /* Workers run this very program (mcpd or mcpd-http) with --worker:
-     * /proc says which, and without /proc (a chroot) the path it was
-     * started by, from the auxiliary vector, made absolute now, before
-     * anything changes the directory. */
+    /* Workers run this very program (mcpd or mcpd-http) with --worker;
+     * the platform layer says where it is. */
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-      self[n] = '\0';
+    if (platform_self_exe(self, sizeof(self)) == 0)
       worker_set_program(self);
-    } else {
-      const char *run = (const char *)getauxval(AT_EXECFN);
-      if (run != NULL && realpath(run, self) != NULL)
-        worker_set_program(self);
-      else
-        log_warn("cannot tell where this program is: plugins cannot run "
-                 "in worker processes (use --in-process)");
-    }
+    else
+      log_warn("cannot tell where this program is: plugins cannot run "
+               "in worker processes (use --in-process)");
   }
 
   memset(&env, 0, sizeof(env));
@@ -509,11 +498,10 @@ void server_catch_signals(server *srv) {
    * stdin; notice the parent going away. */
   srv->parent_pid = (int)getppid();
   if (srv->parent_pid > 1) {
-#ifdef HAVE_PRCTL
-    /* A worker has SIGKILL set already (main.c). */
+    /* A worker has SIGKILL set already (main.c).  Where the system
+     * cannot signal us, the timer below notices. */
     if (srv->opts->mode != MODE_WORKER)
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
+      platform_die_with_parent(SIGTERM);
     uv_timer_start(&srv->parent_timer, parent_cb, 500, 500);
     uv_unref((uv_handle_t *)&srv->parent_timer);
   }
@@ -877,30 +865,6 @@ static const char *era_label(const session *s) {
   return s->initialized && s->version != NULL ? s->version : "uninitialized";
 }
 
-/* Resident memory from /proc/self/statm, open files from /proc/self/fd;
- * -1 where /proc cannot say. */
-static void process_stats(long long *rss, long long *fds) {
-  FILE *f = fopen("/proc/self/statm", "re");
-  long pages = 0, resident = 0;
-  DIR *d;
-  struct dirent *e;
-
-  *rss = *fds = -1;
-  if (f != NULL) {
-    if (fscanf(f, "%ld %ld", &pages, &resident) == 2)
-      *rss = (long long)resident * sysconf(_SC_PAGESIZE);
-    fclose(f);
-  }
-  if ((d = opendir("/proc/self/fd")) != NULL) {
-    *fds = 0;
-    while ((e = readdir(d)) != NULL)
-      if (e->d_name[0] != '.')
-        (*fds)++;
-    closedir(d);
-    (*fds)--; /* the one opendir() holds */
-  }
-}
-
 void server_metrics(server *srv, strbuf *out) {
   size_t by_status[5], plugins = 0;
   long long rss, fds;
@@ -964,7 +928,7 @@ void server_metrics(server *srv, strbuf *out) {
     snprintf(text, sizeof(text), "} %zu\n", by_status[i]);
     strbuf_puts(out, text);
   }
-  process_stats(&rss, &fds);
+  platform_process_stats(&rss, &fds);
   if (rss >= 0)
     gauge(out, "process_resident_memory_bytes",
           "Resident memory of the mcpd process (workers not included).",

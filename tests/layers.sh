@@ -87,16 +87,21 @@ done <"$tmp/files" | awk -v l="$tmp/present" '
   BEGIN { while ((getline x < l) > 0) ok[x] = 1 }
   ($2 in ok)' | sort -u >"$tmp/uses"
 
-# Uses, from the objects: who defines what, and who needs it.
+# Uses, from the objects: who defines what, and who needs it.  What the
+# files of src/platform/ define is the platform interface's (platform.h):
+# a caller uses `platform`, whichever system's file the build took.
 found=0
 : >"$tmp/defs"
+impls=$(sed -n 's|.*/src/platform/\([^/]*\)\.c$|\1|p' "$tmp/files" | tr '\n' ' ')
 for m in $(cat "$tmp/present"); do
   o=$(find "$builddir/src" \( -path "*/.libs/$m.o" -o -name "$m.o" \) \
     2>/dev/null | head -n 1)
   [ -n "$o" ] || continue
   found=1
-  "$nm" -P "$o" 2>/dev/null | awk -v m="$m" -v t="$tmp" '
-    $2 ~ /^[TDBRCGSV]$/ { print $1, m >> (t "/defs") }
+  owner=$m
+  case " $impls " in *" $m "*) owner=platform ;; esac
+  "$nm" -P "$o" 2>/dev/null | awk -v m="$m" -v d="$owner" -v t="$tmp" '
+    $2 ~ /^[TDBRCGSV]$/ { print $1, d >> (t "/defs") }
     $2 == "U" { print m, $1 >> (t "/needs") }'
 done
 if [ "$found" = 1 ] && [ -f "$tmp/needs" ]; then

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* worker_process.c -- spawns, watches, restarts and ends the process of an
  * isolated plugin.  See worker_process.h. */
-#define _GNU_SOURCE /* pipe2 */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +14,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "platform.h"
 #include "worker_process.h"
 
 /* Restart backoff: the first retry after RESTART_MIN_MS, doubling up to
@@ -218,11 +218,11 @@ static void close_fds(child_fds *f) {
 }
 
 static int open_fds(worker_process *wp, child_fds *f) {
-  if (pipe2(f->to, O_CLOEXEC) != 0) {
+  if (platform_pipe(f->to) != 0) {
     log_error("plugin \"%s\": pipe: %s", wp->p->name, strerror(errno));
     return -1;
   }
-  if (pipe2(f->from, O_CLOEXEC) != 0) {
+  if (platform_pipe(f->from) != 0) {
     log_error("plugin \"%s\": pipe: %s", wp->p->name, strerror(errno));
     close(f->to[0]);
     close(f->to[1]);

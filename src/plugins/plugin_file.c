@@ -2,22 +2,16 @@
 /* plugin_file.c -- safety checks and the private copy of a plugin file. */
 #include "config.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/sendfile.h>
-#endif
 
+#include "platform.h"
 #include "plugin_file.h"
-#include "strbuf.h"
 
 void plugin_file_dir_of(const char *path, char *out, size_t len) {
   const char *slash = strrchr(path, '/');
@@ -192,25 +186,14 @@ static int make_copy_dir(plugin_files *f) {
   return f->copy_dir ? 0 : -1;
 }
 
-/* Opens a private, writable copy target.  A memfd is preferred: no
- * directory to make or clean up, nothing on disk. */
+/* Opens a private, writable copy target.  An anonymous file is preferred
+ * where the system has one: no directory to make or clean up, nothing on
+ * disk. */
 static int open_copy(plugin_files *f, const char *base, plugin_copy *c) {
-  c->fd = memfd_create(base, MFD_CLOEXEC);
+  c->fd = platform_anon_file(base, c->path, sizeof(c->path));
   if (c->fd >= 0) {
-    {
-      char tmp[24];
-      size_t n;
-      const char *digits = strbuf_format_int64(tmp, c->fd, &n);
-      memcpy(c->path, "/proc/self/fd/", 14);
-      memcpy(c->path + 14, digits, n);
-      c->path[14 + n] = '\0';
-    }
-    /* Without /proc, dlopen() could not reach the memfd. */
-    if (access(c->path, R_OK) == 0) {
-      c->is_memfd = 1;
-      return 0;
-    }
-    close(c->fd);
+    c->is_memfd = 1;
+    return 0;
   }
   c->is_memfd = 0;
   if (f->copy_dir == NULL && make_copy_dir(f) != 0)
@@ -219,60 +202,6 @@ static int open_copy(plugin_files *f, const char *base, plugin_copy *c) {
   c->fd = open(c->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
   return c->fd >= 0 ? 0 : -1;
 }
-
-/* A file caught half-written can have intact headers and truncated
- * segments, and touching a mapping past the end of a file is SIGBUS, so
- * both the file and the copy are checked before dlopen maps anything.
- * `fd` is readable at any offset and `size` long.  ElfW() is the host's
- * own class, which is the only one dlopen accepts anyway. */
-static int check_elf(int fd, off_t size, char *err, size_t errlen) {
-  ElfW(Ehdr) eh;
-
-  if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-      memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-    snprintf(err, errlen, "not an ELF file (is it a shared object?)");
-    return -1;
-  }
-  if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)) {
-    snprintf(err, errlen,
-             "ELF class does not match this host (built for "
-             "another architecture?)");
-    return -1;
-  }
-  if (eh.e_type != ET_DYN) {
-    snprintf(err, errlen,
-             "ELF file is not a shared object (build it with "
-             "-shared)");
-    return -1;
-  }
-  if (eh.e_phentsize != sizeof(ElfW(Phdr)) ||
-      (uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)) >
-          (uint64_t)size ||
-      (eh.e_shoff != 0 &&
-       (uint64_t)eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize >
-           (uint64_t)size)) {
-    snprintf(err, errlen, "truncated ELF file (still being written?)");
-    return -1;
-  }
-  for (unsigned i = 0; i < eh.e_phnum; i++) {
-    ElfW(Phdr) ph;
-    if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-        (ssize_t)sizeof(ph)) {
-      snprintf(err, errlen, "truncated ELF file (still being written?)");
-      return -1;
-    }
-    if (ph.p_type == PT_LOAD &&
-        (uint64_t)ph.p_offset + ph.p_filesz > (uint64_t)size) {
-      snprintf(err, errlen, "truncated ELF file (still being written?)");
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* How copy_fd() moves the bytes; each falls back to the next when the
- * kernel cannot do it for this pair of files. */
-typedef enum copy_method { COPY_RANGE, COPY_SENDFILE, COPY_READ } copy_method;
 
 /* Writes all of `buf` to `out` at its current offset. */
 static int write_all(int out, const char *buf, size_t n) {
@@ -311,16 +240,12 @@ copy_read(int in, int out, off_t off, size_t want, char *err, size_t errlen) {
  * own offset does not matter; a file that grows past the limit while it
  * is read is refused. */
 static int copy_fd(int in, int out, off_t *copied, char *err, size_t errlen) {
-#ifdef __linux__
-  copy_method method = COPY_RANGE;
-#else
-  copy_method method = COPY_READ;
-#endif
+  int kernel = 1; /* platform_copy_range() until it says it cannot */
   off_t off = 0;
 
   for (;;) {
     size_t want = (size_t)(MCPD_PLUGIN_MAX_SIZE + 1 - off);
-    ssize_t n = 0;
+    ssize_t n;
 
     if (want == 0) {
       snprintf(err, errlen,
@@ -329,29 +254,13 @@ static int copy_fd(int in, int out, off_t *copied, char *err, size_t errlen) {
                (long long)(MCPD_PLUGIN_MAX_SIZE >> 20));
       return -1;
     }
-#ifdef __linux__
-    if (method == COPY_RANGE) {
-      loff_t from = off;
-      n = copy_file_range(in, &from, out, NULL, want, 0);
-      if (n > 0)
-        off = (off_t)from;
-      /* Not between these two files (a memfd is on a file system of its
-       * own, and newer kernels refuse to copy across), or not on this
-       * kernel. */
-      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-                    errno == EOPNOTSUPP || errno == EBADF)) {
-        method = COPY_SENDFILE;
+    if (kernel) {
+      n = platform_copy_range(in, out, &off, want);
+      if (n == -2) {
+        kernel = 0;
         continue;
       }
-    } else if (method == COPY_SENDFILE) {
-      n = sendfile(out, in, &off, want);
-      if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
-        method = COPY_READ;
-        continue;
-      }
-    }
-#endif
-    if (method == COPY_READ) {
+    } else {
       n = copy_read(in, out, off, want, err, errlen);
       if (n == -2)
         return -1;
@@ -361,8 +270,8 @@ static int copy_fd(int in, int out, off_t *copied, char *err, size_t errlen) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      snprintf(err, errlen, "%s failed: %s",
-               method == COPY_READ ? "read" : "copying", strerror(errno));
+      snprintf(err, errlen, "%s failed: %s", kernel ? "copying" : "read",
+               strerror(errno));
       return -1;
     }
     if (n == 0)
@@ -377,9 +286,9 @@ int plugin_file_copy(plugin_files *f, int fd, const struct stat *st,
                      size_t errlen) {
   off_t copied = 0;
 
-  /* What is not a whole ELF shared object now is refused before a byte of
-   * it is copied. */
-  if (check_elf(fd, st->st_size, err, errlen) != 0)
+  /* What is not a whole shared object now is refused before a byte of it
+   * is copied. */
+  if (platform_check_object(fd, st->st_size, err, errlen) != 0)
     return -1;
   if (open_copy(f, name, c) != 0) {
     snprintf(err, errlen, "cannot make a private copy: %s", strerror(errno));
@@ -388,7 +297,7 @@ int plugin_file_copy(plugin_files *f, int fd, const struct stat *st,
   /* The file may have changed while it was read: the copy is what
    * counts. */
   if (copy_fd(fd, c->fd, &copied, err, errlen) != 0 ||
-      check_elf(c->fd, copied, err, errlen) != 0) {
+      platform_check_object(c->fd, copied, err, errlen) != 0) {
     if (!c->is_memfd)
       unlink(c->path);
     close(c->fd);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* platform.h -- what mcpd asks of the system beyond POSIX and libuv, in
+ * one small interface with one file per system:
+ *
+ *   linux.c  Linux: memfd, /proc, prctl, pipe2, SOCK_CLOEXEC
+ *   posix.c  only POSIX (--enable-portable, macOS, the BSDs)
+ *   macos.c  what macOS does its own way: Mach-O, the executable's path,
+ *            a kqueue watch on the parent
+ *   elf.c    the plugin-file check of the ELF systems
+ *
+ * Directory watching is libuv's (uv_fs_event: inotify, kqueue, ...), so
+ * it has no entry here.  Every function may be called from any thread
+ * unless it says otherwise, and none logs: each says why it failed through
+ * errno or an `err` buffer. */
+#ifndef MCPD_PLATFORM_H
+#define MCPD_PLATFORM_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Remembers how the program was started (argv[0]), before anything
+ * changes the directory: where the system cannot name the running
+ * executable, it is found from this. */
+void platform_init(const char *argv0);
+
+/* The absolute path of the running executable, into `out`.  0, or -1
+ * when it cannot be told. */
+int platform_self_exe(char *out, size_t size);
+
+/* Whether the `size` bytes of `fd` hold a whole shared object this system
+ * can load, of this program's own kind (class, byte order).  A file caught
+ * half-written is refused, as touching a mapping past a file's end is
+ * SIGBUS.  0, or -1 with the reason in `err`. */
+int platform_check_object(int fd, off_t size, char *err, size_t errlen);
+
+/* A private, anonymous file for a plugin's copy, which the dynamic loader
+ * can open through `path` (Linux: a memfd, as /proc/self/fd/N).  Its
+ * descriptor, or -1 when the system has none: the caller then copies into
+ * a private directory of its own. */
+int platform_anon_file(const char *name, char *path, size_t pathlen);
+
+/* Copies up to `want` bytes of `in` from *off to `out`'s position with the
+ * kernel's help, advancing *off: what was copied, 0 at the end, -1 with
+ * errno on an error, or -2 when it cannot be done this way (the caller
+ * then reads and writes). */
+ssize_t platform_copy_range(int in, int out, off_t *off, size_t want);
+
+/* Arranges for this process to get `sig` when its parent dies.  1 when
+ * the system does so; 0 when it cannot, and the caller must notice by
+ * itself (EOF on the parent's pipe, getppid() changing). */
+int platform_die_with_parent(int sig);
+
+/* pipe() with both ends close-on-exec. */
+int platform_pipe(int fd[2]);
+
+/* socket() that is close-on-exec, and non-blocking when asked. */
+int platform_socket(int domain, int type, int nonblocking);
+
+/* This process's resident memory in bytes and open descriptors, for
+ * /metrics; -1 for what the system cannot say.  On systems without a
+ * current figure, the resident size is the peak (getrusage). */
+void platform_process_stats(long long *rss, long long *fds);
+
+#endif
