@@ -107,11 +107,6 @@ static int subcommand(int argc, char **argv) {
   return -1;
 }
 
-static void exit_now(int status, void *arg) {
-  (void)arg;
-  _exit(status);
-}
-
 int main(int argc, char **argv) {
   settings opts;
   server srv;
@@ -151,7 +146,7 @@ int main(int argc, char **argv) {
     /* A plugin that calls exit() from one of its threads would run the
      * process's destructors under the feet of the others, and abort: the
      * status it asked for is what the host should hear. */
-    on_exit(exit_now, NULL);
+    platform_exit_fast();
     /* Its lines share the host's stderr: say whose they are. */
     const char *base = strrchr(opts.worker_path, '/');
     char prefix[96];

@@ -50,6 +50,12 @@ ssize_t platform_copy_range(int in, int out, off_t *off, size_t want);
  * itself (EOF on the parent's pipe, getppid() changing). */
 int platform_die_with_parent(int sig);
 
+/* From now on exit(), from any thread, ends the process at once with its
+ * status and runs no destructor: a worker's plugin that calls exit()
+ * from one of its threads must not run them under the feet of the others.
+ * 1 when the system can do it, 0 when it cannot. */
+int platform_exit_fast(void);
+
 /* pipe() with both ends close-on-exec. */
 int platform_pipe(int fd[2]);
 

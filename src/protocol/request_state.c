@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <uv.h>
 
 #include "base64.h"
 #include "jsonrpc.h"
@@ -41,16 +42,12 @@ int request_state_key(unsigned char key[REQUEST_STATE_KEY_SIZE],
   int fd;
 
   if (path == NULL) {
-    size_t got = 0;
-    while (got < REQUEST_STATE_KEY_SIZE) {
-      n = getrandom(key + got, REQUEST_STATE_KEY_SIZE - got, 0);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        snprintf(why, why_len, "getrandom failed: %s", strerror(errno));
-        return -1;
-      }
-      got += (size_t)n;
+    /* libuv asks the system's own source (getrandom, getentropy,
+     * /dev/urandom, BCryptGenRandom). */
+    int rc = uv_random(NULL, NULL, key, REQUEST_STATE_KEY_SIZE, 0, NULL);
+    if (rc != 0) {
+      snprintf(why, why_len, "no random bytes: %s", uv_strerror(rc));
+      return -1;
     }
     return 0;
   }
