@@ -11,6 +11,11 @@
  * then never starts a thread of its own (no MHD_USE_*_THREAD flag), so
  * every callback below runs on the loop, like the rest of mcpd's I/O.
  *
+ * epoll is Linux's.  The portable build (MCPD_PORTABLE) drives MHD in its
+ * external select mode instead, still without a thread: after every
+ * MHD_run() it asks MHD_get_fdset2() which descriptors MHD waits on, and
+ * for what, and keeps one uv_poll on each (the "watches" below).
+ *
  * An answer that is not ready when the body has been read (a tool still
  * running) suspends the connection; answering resumes it.  An SSE stream
  * suspends itself whenever it has nothing to send. */
@@ -19,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +37,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "platform.h"
 #include "strbuf.h"
 #include "transport_http.h"
 
@@ -39,6 +46,13 @@
 #define DRAIN_MS 2000
 /* Connections idle this long (no request in progress) are closed. */
 #define CONNECTION_TIMEOUT_S 300
+
+#ifdef MCPD_PORTABLE
+/* No epoll: MHD in its external select mode. */
+#define DAEMON_FLAGS MHD_ALLOW_SUSPEND_RESUME
+#else
+#define DAEMON_FLAGS (MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME)
+#endif
 
 enum exchange_state {
   X_RECEIVING, /* reading the body */
@@ -71,14 +85,31 @@ struct http_exchange {
   http_exchange *prev, *next;
 };
 
+#ifdef MCPD_PORTABLE
+/* A uv_poll on one descriptor MHD waits on, and what it polls for. */
+typedef struct {
+  uv_poll_t poll; /* first: the handle is the watch */
+  int events;     /* UV_READABLE | UV_WRITABLE; 0 when libuv stopped it */
+} fd_watch;
+#endif
+
 struct http_transport {
   uv_loop_t *loop;
   http_transport_cb cb;
   size_t max_body;
   struct MHD_Daemon *daemon;
-  uv_poll_t poll;
+#ifdef MCPD_PORTABLE
+  /* By descriptor: select mode has MHD refuse any >= FD_SETSIZE. */
+  fd_watch *watch[FD_SETSIZE];
+  int watch_top;                   /* the highest descriptor watched, or -1 */
+  int listen_fd;                   /* where MHD accepts */
+  unsigned connections;            /* MHD's, opened and not closed */
+  unsigned long connection_events; /* openings and closings counted */
+#else
+  uv_poll_t poll; /* on MHD's epoll descriptor */
+#endif
   uv_timer_t timer;
-  int open_handles;
+  int open_handles; /* the handles closing waits for */
   int closing;
   int kicked;
   char address[160];
@@ -92,6 +123,7 @@ struct http_transport {
 };
 
 static void kick(http_transport *t);
+static void watch_forget(http_transport *t, int fd);
 
 static void free_handle_cb(uv_handle_t *handle) {
   free(handle);
@@ -147,7 +179,7 @@ static int stale_socket(const struct sockaddr_un *un, socklen_t len) {
   int fd, refused;
   if (lstat(un->sun_path, &st) != 0 || !S_ISSOCK(st.st_mode))
     return 0;
-  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+  if ((fd = platform_socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
     return 0;
   refused = connect(fd, (const struct sockaddr *)un, len) != 0 &&
             errno == ECONNREFUSED;
@@ -171,7 +203,7 @@ static int open_listener(http_transport *t, const char *listen_at) {
     un->sun_family = AF_UNIX;
     memcpy(un->sun_path, path, strlen(path) + 1);
     len = sizeof(*un);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd = platform_socket(AF_UNIX, SOCK_STREAM, 1);
     if (fd < 0)
       goto unix_failed;
     if (bind(fd, (struct sockaddr *)un, len) != 0) {
@@ -224,7 +256,7 @@ static int open_listener(http_transport *t, const char *listen_at) {
         goto bad;
       len = sizeof(struct sockaddr_in);
     }
-    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd = platform_socket(ss.ss_family, SOCK_STREAM, 1);
     if (fd >= 0)
       setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) != 0 ||
@@ -308,6 +340,21 @@ static void add_headers(http_exchange *x, struct MHD_Response *r) {
     MHD_add_response_header(r, x->headers[i][0], x->headers[i][1]);
 }
 
+/* Hands a suspended connection back to MHD, which runs it on the next
+ * loop turn.  The hang-up watch goes first: MHD watches the socket again,
+ * in select mode through a uv_poll of ours, and libuv wants one poll per
+ * descriptor -- even stopping or closing a second one unregisters the
+ * descriptor for both. */
+static void resume(http_exchange *x) {
+  if (x->hup != NULL) {
+    uv_close((uv_handle_t *)x->hup, free_handle_cb);
+    x->hup = NULL;
+  }
+  x->suspended = 0;
+  MHD_resume_connection(x->conn);
+  kick(x->t);
+}
+
 /* Queues the prepared response, now if MHD allows it. */
 static void deliver(http_exchange *x) {
   if (x->in_handler)
@@ -317,11 +364,8 @@ static void deliver(http_exchange *x) {
     MHD_destroy_response(x->response);
     x->response = NULL;
   }
-  if (x->suspended) {
-    x->suspended = 0;
-    MHD_resume_connection(x->conn);
-    kick(x->t);
-  }
+  if (x->suspended)
+    resume(x);
 }
 
 void http_exchange_add_header(http_exchange *x, const char *name,
@@ -368,19 +412,19 @@ static void hup_cb(uv_poll_t *poll, int status, int events) {
   (void)events;
   uv_poll_stop(poll);
   x->peer_gone = 1;
-  if (x->suspended) {
-    x->suspended = 0;
-    MHD_resume_connection(x->conn);
-    kick(x->t);
-  }
+  if (x->suspended)
+    resume(x);
 }
 
 /* MHD does not watch a suspended connection; we do, for a hang-up only. */
 static void hup_watch(http_exchange *x) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (ci == NULL)
+    return;
+  watch_forget(x->t, ci->connect_fd); /* the socket left MHD's set */
   if (x->hup == NULL) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (ci == NULL || (x->hup = malloc(sizeof(*x->hup))) == NULL)
+    if ((x->hup = malloc(sizeof(*x->hup))) == NULL)
       return;
     if (uv_poll_init_socket(x->t->loop, x->hup, ci->connect_fd) != 0) {
       free(x->hup);
@@ -445,13 +489,8 @@ int http_exchange_is_stream(const http_exchange *x) {
 
 static void stream_wake(http_exchange *x) {
   /* A stream that is not queued yet, or reading, needs no wake-up. */
-  if (x->suspended && x->response == NULL && !x->in_handler) {
-    if (x->hup != NULL)
-      uv_poll_stop(x->hup);
-    x->suspended = 0;
-    MHD_resume_connection(x->conn);
-    kick(x->t);
-  }
+  if (x->suspended && x->response == NULL && !x->in_handler)
+    resume(x);
 }
 
 void http_exchange_stream_write(http_exchange *x, const char *const *parts,
@@ -629,6 +668,8 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
 /* --- driving MHD from the loop ------------------------------------------ */
 
 static void timer_cb(uv_timer_t *timer);
+static void handle_closed_cb(uv_handle_t *handle);
+static void watch_sync(http_transport *t);
 
 static void run(http_transport *t) {
   MHD_UNSIGNED_LONG_LONG ms;
@@ -638,6 +679,7 @@ static void run(http_transport *t) {
   MHD_run(t->daemon);
   if (t->daemon == NULL)
     return; /* closed from a callback */
+  watch_sync(t);
   if (t->kicked)
     uv_timer_start(&t->timer, timer_cb, 0, 0);
   else if (MHD_get_timeout(t->daemon, &ms) == MHD_YES)
@@ -650,12 +692,6 @@ static void timer_cb(uv_timer_t *timer) {
   run(timer->data);
 }
 
-static void poll_cb(uv_poll_t *poll, int status, int events) {
-  (void)status;
-  (void)events;
-  run(poll->data);
-}
-
 /* MHD_run() on the next loop turn: never from inside an MHD callback. */
 static void kick(http_transport *t) {
   if (t->daemon != NULL) {
@@ -664,12 +700,181 @@ static void kick(http_transport *t) {
   }
 }
 
+/* The descriptors MHD waits on are watched through four functions, one
+ * implementation of them per mode: watch_start() once MHD runs,
+ * watch_sync() after every MHD_run(), watch_forget() before a descriptor
+ * is polled or closed elsewhere, watch_close() before MHD stops. */
+#ifdef MCPD_PORTABLE
+
+static void watch_closed_cb(uv_handle_t *handle) {
+  handle_closed_cb(handle);
+  free(handle); /* the fd_watch */
+}
+
+static int readable(int fd) {
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1;
+}
+
+static void watch_cb(uv_poll_t *poll, int status, int events) {
+  http_transport *t = poll->data;
+  unsigned long seen = t->connection_events;
+  uv_os_fd_t fd = -1;
+
+  (void)events;
+  uv_fileno((uv_handle_t *)poll, &fd);
+  /* On an error libuv has stopped the poll; the next sync starts it again
+   * if MHD still waits on the socket, and MHD's select() sees the error. */
+  if (status < 0)
+    ((fd_watch *)poll)->events = 0;
+  run(t);
+  /* Out of descriptors, or at its connection limit, MHD stops accepting
+   * until one of its connections closes, and the clients left waiting keep
+   * the listening socket readable: polled, it would wake us in a loop.  So
+   * after a run for it that opened and closed no connection, it waits for
+   * the next run, which another socket or MHD's timer starts (a connection
+   * closes in a run).  With no connection open MHD keeps trying, as we do. */
+  if (fd == t->listen_fd && t->daemon != NULL && t->connection_events == seen &&
+      t->connections > 0 && readable(fd))
+    watch_forget(t, fd);
+}
+
+/* Counts MHD's connections for watch_cb(). */
+static void connection_cb(void *cls, struct MHD_Connection *conn,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  http_transport *t = cls;
+  (void)conn;
+  (void)socket_context;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    t->connections++;
+  else
+    t->connections--;
+  t->connection_events++;
+}
+
+/* Polls `fd` for `events`, or no longer (0).  A poll that cannot be made
+ * is tried again at the next sync. */
+static void watch_set(http_transport *t, int fd, int events) {
+  fd_watch *w = t->watch[fd];
+  int err;
+
+  if (events == 0) {
+    if (w != NULL) {
+      t->watch[fd] = NULL;
+      uv_close((uv_handle_t *)&w->poll, watch_closed_cb);
+    }
+    return;
+  }
+  if (w == NULL) {
+    if ((w = malloc(sizeof(*w))) == NULL) {
+      log_error("out of memory polling an HTTP socket");
+      return;
+    }
+    if ((err = uv_poll_init_socket(t->loop, &w->poll, fd)) != 0) {
+      log_error("HTTP: cannot poll descriptor %d: %s", fd, uv_strerror(err));
+      free(w);
+      return;
+    }
+    w->poll.data = t;
+    w->events = 0;
+    t->watch[fd] = w;
+    t->open_handles++;
+  }
+  if (w->events != events) {
+    uv_poll_start(&w->poll, events, watch_cb);
+    w->events = events;
+  }
+}
+
+/* Makes the polls match what MHD waits on now: MHD_run() accepts and
+ * closes sockets, and a connection waits to read, to write, or (when
+ * suspended) not at all.  The except set is left out: select() reports
+ * only out-of-band data there, which HTTP does not use. */
+static void watch_sync(http_transport *t) {
+  fd_set rs, ws, es;
+  MHD_socket max = MHD_INVALID_SOCKET;
+  int top;
+
+  FD_ZERO(&rs);
+  FD_ZERO(&ws);
+  FD_ZERO(&es);
+  /* MHD_NO means that some descriptor did not fit; the others are set. */
+  (void)MHD_get_fdset2(t->daemon, &rs, &ws, &es, &max, FD_SETSIZE);
+  top = max > t->watch_top ? max : t->watch_top;
+  t->watch_top = -1;
+  for (int fd = 0; fd <= top; fd++) {
+    watch_set(t, fd,
+              (FD_ISSET(fd, &rs) ? UV_READABLE : 0) |
+                  (FD_ISSET(fd, &ws) ? UV_WRITABLE : 0));
+    if (t->watch[fd] != NULL)
+      t->watch_top = fd;
+  }
+}
+
+/* libuv allows one active poll per descriptor, and a closed descriptor's
+ * number is soon another's. */
+static void watch_forget(http_transport *t, int fd) {
+  if (fd >= 0 && fd < FD_SETSIZE)
+    watch_set(t, fd, 0);
+}
+
+static int watch_start(http_transport *t) {
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+  t->listen_fd = info != NULL ? info->listen_fd : -1;
+  t->watch_top = -1; /* the first run makes the polls */
+  return 0;
+}
+
+static void watch_close(http_transport *t) {
+  for (int fd = 0; fd <= t->watch_top; fd++)
+    watch_set(t, fd, 0);
+  t->watch_top = -1;
+}
+
+#else /* epoll */
+
+static void poll_cb(uv_poll_t *poll, int status, int events) {
+  (void)status;
+  (void)events;
+  run(poll->data);
+}
+
+/* One poll on MHD's epoll descriptor, which stands for all its sockets. */
+static int watch_start(http_transport *t) {
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+  if (info == NULL)
+    return -1;
+  uv_poll_init(t->loop, &t->poll, info->epoll_fd);
+  t->poll.data = t;
+  t->open_handles++;
+  uv_poll_start(&t->poll, UV_READABLE, poll_cb);
+  return 0;
+}
+
+/* MHD keeps its epoll set itself. */
+static void watch_sync(http_transport *t) {
+  (void)t;
+}
+
+static void watch_forget(http_transport *t, int fd) {
+  (void)t;
+  (void)fd;
+}
+
+static void watch_close(http_transport *t) {
+  uv_close((uv_handle_t *)&t->poll, handle_closed_cb);
+}
+
+#endif
+
 http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,
                                    size_t max_body, const char *const *hosts,
                                    size_t n_hosts,
                                    const http_transport_cb *cb) {
   http_transport *t = calloc(1, sizeof(*t));
-  const union MHD_DaemonInfo *info;
   int fd;
 
   if (t == NULL || (n_hosts > 0 &&
@@ -691,16 +896,17 @@ http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,
     transport_free(t);
     return NULL;
   }
-  /* External polling through MHD's epoll descriptor, no threads of its
-   * own; suspend/resume for answers that come later. */
+  /* External polling (DAEMON_FLAGS), no threads of its own; suspend/resume
+   * for answers that come later. */
   t->daemon = MHD_start_daemon(
-      MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, access_cb, t,
-      MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, completed_cb,
-      t, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+      DAEMON_FLAGS, 0, NULL, NULL, access_cb, t, MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_NOTIFY_COMPLETED, completed_cb, t,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+#ifdef MCPD_PORTABLE
+      MHD_OPTION_NOTIFY_CONNECTION, connection_cb, t,
+#endif
       MHD_OPTION_END);
-  info = t->daemon ? MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD)
-                   : NULL;
-  if (info == NULL) {
+  if (t->daemon == NULL || watch_start(t) != 0) {
     log_error("cannot start the HTTP server on %s", listen_at);
     if (t->daemon)
       MHD_stop_daemon(t->daemon);
@@ -715,10 +921,7 @@ http_transport *http_transport_new(uv_loop_t *loop, const char *listen_at,
   t->timer.data = t;
   uv_timer_init(loop, &t->drain_timer);
   t->drain_timer.data = t;
-  uv_poll_init(loop, &t->poll, info->epoll_fd);
-  t->poll.data = t;
-  t->open_handles = 3;
-  uv_poll_start(&t->poll, UV_READABLE, poll_cb);
+  t->open_handles += 2;
   kick(t);
   return t;
 }
@@ -756,11 +959,11 @@ static void finish_close(http_transport *t) {
       x->suspended = 0;
       MHD_resume_connection(x->conn);
     }
+  watch_close(t);             /* before MHD closes what they poll */
   MHD_stop_daemon(t->daemon); /* reports `closed` for each exchange left */
   t->daemon = NULL;
   if (t->unix_path)
     unlink(t->unix_path);
-  uv_close((uv_handle_t *)&t->poll, handle_closed_cb);
   uv_close((uv_handle_t *)&t->timer, handle_closed_cb);
   uv_close((uv_handle_t *)&t->drain_timer, handle_closed_cb);
 }
@@ -794,8 +997,10 @@ void http_transport_close(http_transport *t, void (*closed_cb)(void *arg),
    * reader sees `closing`), unanswered requests get 503. */
   if (t->daemon != NULL) {
     MHD_socket fd = MHD_quiesce_daemon(t->daemon);
-    if (fd != MHD_INVALID_SOCKET)
+    if (fd != MHD_INVALID_SOCKET) {
+      watch_forget(t, fd);
       close(fd);
+    }
   }
   for (http_exchange *x = t->exchanges; x; x = x->next) {
     if (x->state == X_WAITING) {
@@ -804,10 +1009,8 @@ void http_transport_close(http_transport *t, void (*closed_cb)(void *arg),
     } else if (x->state == X_STREAM) {
       x->stream_ended = 1;
     }
-    if (x->suspended && x->response == NULL) {
-      x->suspended = 0;
-      MHD_resume_connection(x->conn);
-    }
+    if (x->suspended && x->response == NULL)
+      resume(x);
   }
   if (now)
     finish_close(t);
