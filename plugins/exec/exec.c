@@ -21,20 +21,30 @@
  *   maxOutputBytes  default 1048576
  *   cwd             the working directory (default mcpd's)
  *   env             {"NAME": "value"}: the whole environment (default none)
+ *
+ * On Linux the program also gets SIGKILL when the thread that started it
+ * goes away (PR_SET_PDEATHSIG), so a crashed mcpd leaves none behind.  The
+ * portable build (MCPD_PORTABLE) has no such call: there a program that
+ * outlives mcpd sees EOF on its stdin and EPIPE on its stdout.
  */
+#ifndef MCPD_PORTABLE
 #define _GNU_SOURCE /* pipe2 */
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__) && !defined(MCPD_PORTABLE)
+#include <sys/prctl.h>
+#endif
 
 #include <mcpd.h>
 
@@ -130,6 +140,57 @@ static void stderr_tail(const run *r, char *out, size_t size) {
   out[o] = '\0';
 }
 
+#ifdef MCPD_PORTABLE
+/* Without pipe2(), a pipe becomes close-on-exec a moment after it is made,
+ * and a program forked by another call in that moment would keep its
+ * ends, so this call would see EOF only when that program ends.  The calls
+ * of this plugin make their pipes and fork one at a time. */
+static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
+/* pipe(2) with both ends close-on-exec. */
+static int cloexec_pipe(int fd[2]) {
+#ifndef MCPD_PORTABLE
+  return pipe2(fd, O_CLOEXEC);
+#else
+  if (pipe(fd) != 0)
+    return -1;
+  if (fcntl(fd[0], F_SETFD, FD_CLOEXEC) != 0 ||
+      fcntl(fd[1], F_SETFD, FD_CLOEXEC) != 0) {
+    int e = errno;
+    close(fd[0]);
+    close(fd[1]);
+    fd[0] = fd[1] = -1;
+    errno = e;
+    return -1;
+  }
+  return 0;
+#endif
+}
+
+/* Makes the four pipes of a run and forks: fork()'s result, or -1 with
+ * errno when a pipe or the fork failed. */
+static pid_t pipes_and_fork(int *ends[4]) {
+  pid_t pid = -1;
+
+#ifdef MCPD_PORTABLE
+  pthread_mutex_lock(&spawn_lock);
+#endif
+  for (int i = 0; i < 4; i++)
+    if (cloexec_pipe(ends[i]) != 0)
+      goto out;
+  pid = fork();
+out:
+#ifdef MCPD_PORTABLE
+  if (pid != 0) { /* the child leaves the lock alone: it runs execve */
+    int e = errno;
+    pthread_mutex_unlock(&spawn_lock);
+    errno = e;
+  }
+#endif
+  return pid;
+}
+
 /* Forks and runs `argv`; fills `r`.  Returns 0, or -1 with errno when the
  * pipes or the fork failed. */
 static int spawn_and_wait(const mcpd_host *host, mcpd_call *call,
@@ -144,17 +205,16 @@ static int spawn_and_wait(const mcpd_host *host, mcpd_call *call,
   int *ends[] = {in, out, err, report};
   for (int i = 0; i < 4; i++)
     ends[i][0] = ends[i][1] = -1;
-  for (int i = 0; i < 4; i++)
-    if (pipe2(ends[i], O_CLOEXEC) != 0)
-      goto fail;
-  if ((pid = fork()) < 0)
+  if ((pid = pipes_and_fork(ends)) < 0)
     goto fail;
   if (pid == 0) {
     /* Only async-signal-safe calls from here on: this is a copy of a
      * threaded process. */
     int e;
     setpgid(0, 0);
+#if defined(__linux__) && !defined(MCPD_PORTABLE)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);

@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -160,8 +161,22 @@ static curl_socket_t open_socket_cb(void *clientp, curlsocktype purpose,
     }
     return CURL_SOCKET_BAD;
   }
+#ifndef MCPD_PORTABLE
   return socket(address->family, address->socktype | SOCK_CLOEXEC,
                 address->protocol);
+#else
+  {
+    /* No SOCK_CLOEXEC: the flag is set just after, so a program another
+     * thread starts in between may inherit the connection. */
+    int fd = socket(address->family, address->socktype, address->protocol);
+
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+      close(fd);
+      return CURL_SOCKET_BAD;
+    }
+    return fd >= 0 ? (curl_socket_t)fd : CURL_SOCKET_BAD;
+  }
+#endif
 }
 
 /* At the end of each response's headers: what the body will be. */

@@ -548,6 +548,7 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
   st->max_listed = FS_DEFAULT_MAX_LISTED;
   if (parse_config(st, config, errmsg) != MCPD_OK)
     return MCPD_ERROR;
+#ifndef MCPD_PORTABLE
   if (st->use_openat2 &&
       !fs_have_openat2(st->n_roots > 0 ? st->roots[0].fd : AT_FDCWD)) {
     st->use_openat2 = 0;
@@ -555,6 +556,7 @@ static int fs_init(const mcpd_host *host, mcpd_self *self, json_object *config,
               "openat2(2) is not available; opening paths one component at "
               "a time, without following symbolic links");
   }
+#endif
   if (st->n_roots == 0) {
     /* Installed but not configured (a config that names no roots is
      * refused above): serve each client its own roots, read-only.  There

@@ -7,8 +7,8 @@
  *            (Buffers, UTF-8 and base64 are in ../common.)
  * roots.c    opening roots; the roots a call serves; the client roots
  *            the latest call saw (roots.h).
- * watch.c    resource subscriptions: inotify and the thread that reads it
- *            (watch.h).
+ * watch.c    resource subscriptions: inotify (the portable build: a stat(2)
+ *            poll) and the thread that watches (watch.h).
  * tools.c    the tools.
  * fs.c       configuration, init/fini, resources and the template.
  *
@@ -24,6 +24,7 @@
 #ifndef MCPD_PLUGIN_FS_H
 #define MCPD_PLUGIN_FS_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -31,9 +32,31 @@
 
 #include <mcpd.h>
 
-/* A configured directory, or one of the client's roots.  `fd` is an O_PATH
- * descriptor every open starts from, so renaming or replacing the
- * directory later cannot redirect us. */
+/* How a directory is opened only to start *at() calls from it: on Linux
+ * O_PATH, which opens nothing and needs no read permission; in the
+ * portable build (MCPD_PORTABLE: macOS, the BSDs, --enable-portable)
+ * POSIX's O_SEARCH where the system has it, else O_RDONLY. */
+#ifndef MCPD_PORTABLE
+#define FS_O_DIR (O_PATH | O_DIRECTORY)
+#elif defined(O_SEARCH)
+#define FS_O_DIR (O_SEARCH | O_DIRECTORY)
+#else
+#define FS_O_DIR (O_RDONLY | O_DIRECTORY)
+#endif
+
+/* The modification and change times of a struct stat, which macOS names
+ * its own way. */
+#ifdef __APPLE__
+#define FS_MTIM(sb) ((sb)->st_mtimespec)
+#define FS_CTIM(sb) ((sb)->st_ctimespec)
+#else
+#define FS_MTIM(sb) ((sb)->st_mtim)
+#define FS_CTIM(sb) ((sb)->st_ctim)
+#endif
+
+/* A configured directory, or one of the client's roots.  `fd` is a
+ * directory descriptor (FS_O_DIR) every open starts from, so renaming or
+ * replacing the directory later cannot redirect us. */
 struct fs_root {
   char *path;  /* realpath(3) of the configured (or client's) path */
   size_t len;  /* strlen(path) */
@@ -60,7 +83,9 @@ struct fs_state {
   struct fs_root *roots; /* configured; none: the clients' roots serve */
   size_t n_roots;
   int write;             /* write_file offered */
-  int use_openat2;       /* 0: the component-by-component walk */
+  int use_openat2;       /* 1: links that stay beneath the root are followed --
+                          * by openat2(2) on Linux, by the walk itself in the
+                          * portable build; 0: the walk follows no link */
   size_t max_read_bytes; /* largest file content returned */
   size_t max_results;    /* search matches, listed entries, completions */
   size_t max_listed;     /* files registered as resources at init */
@@ -121,8 +146,10 @@ void fs_target_free(struct fs_target *t);
  * its leading '/' and ".." stops there; a relative one whose ".." climbs
  * above its start is FS_E_OUTSIDE, and one that cleans to nothing is ".". */
 int fs_clean_path(const char *path, int absolute, char **out);
+#ifndef MCPD_PORTABLE
 /* Nonzero when openat2(2) is available (probed on `dirfd`). */
 int fs_have_openat2(int dirfd);
+#endif
 /* Absolute path of a target (malloc), for messages and URIs. */
 char *fs_target_path(const struct fs_target *t);
 /* "file://" and the percent-encoded absolute path (malloc). */
@@ -130,14 +157,23 @@ char *fs_path_uri(const char *abs_path);
 
 /* Opens `rel` beneath root `root` with open(2) `flags` (O_CLOEXEC and
  * O_NOCTTY are added).  `nofollow` refuses a symbolic link as the last
- * component; links before it stay followed by openat2 while they stay
- * beneath the root, and are refused by the walk.  Returns a descriptor, or
- * a negative FS_E_* / -errno. */
+ * component; links before it stay followed while they stay beneath the
+ * root (use_openat2), or are refused.  Returns a descriptor, or a negative
+ * FS_E_* / -errno. */
 int fs_open_beneath(const struct fs_state *st, const struct fs_root *root,
                     const char *rel, int flags, int nofollow);
+/* Describes `rel` beneath the root without opening it, so a FIFO or a
+ * device can be looked at: *sb is what a link as the last component leads
+ * to, beneath the root, as fs_open_beneath() would follow it, or the link
+ * itself with `nofollow`.  When *sb is a link and `target` is not NULL,
+ * its target goes there, NUL-terminated and cut at `size`.  Returns FS_OK
+ * or a negative code as above. */
+int fs_stat_beneath(const struct fs_state *st, const struct fs_root *root,
+                    const char *rel, int nofollow, struct stat *sb,
+                    char *target, size_t size);
 /* Opens a regular file or directory for reading and fstat()s it.  Special
- * files are refused without being opened (an O_PATH look first), and the
- * real open is O_NONBLOCK and checked to be the same inode.  Returns a
+ * files are refused without being opened (fs_stat_beneath() first), and
+ * the real open is O_NONBLOCK and checked to be the same inode.  Returns a
  * descriptor or a negative code as above. */
 int fs_open_read(const struct fs_state *st, const struct fs_target *t,
                  struct stat *sb);

@@ -3,16 +3,27 @@
  *
  * Paths are cleaned lexically first, so ".." never reaches the kernel: a
  * ".." that would climb above the root is refused, one that stays inside
- * is folded away.  Then every open starts from the root's O_PATH
+ * is folded away.  Then every open starts from the root's directory
  * descriptor:
  *
- * - openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, where the
- *   kernel refuses any resolution (symlinks included, absolute ones
- *   always) that would leave the root, atomically, so a link swapped in
- *   while we resolve cannot redirect us;
- * - where openat2 is missing (ENOSYS, kernels before 5.6) or disabled by
- *   the "use_openat2" key, a walk one component at a time with
- *   openat(O_NOFOLLOW), which follows no symbolic link at all.
+ * - on Linux, openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+ *   where the kernel refuses any resolution (symlinks included, absolute
+ *   ones always) that would leave the root, atomically, so a link swapped
+ *   in while we resolve cannot redirect us;
+ * - otherwise a walk one component at a time, each opened with
+ *   openat(O_NOFOLLOW) from the directory before it.  Where openat2 is
+ *   missing (ENOSYS, kernels before 5.6) or disabled by the "use_openat2"
+ *   key, the walk follows no symbolic link at all.  In the portable build
+ *   (MCPD_PORTABLE), which has no openat2, the walk stands in for it: a
+ *   link it meets is read (readlinkat) and its target walked in the same
+ *   way, from the link's directory; ".." is taken by opening the path
+ *   walked so far again without its last component, never by the kernel;
+ *   a target that is absolute or climbs above the root is refused, and so
+ *   are more than FS_MAX_HOPS links.  Every step is a single openat() of
+ *   one name that follows nothing, so a link swapped in meanwhile is seen
+ *   as a link and judged like any other.  (What the walk cannot prevent:
+ *   a directory it has already opened being moved out of the root
+ *   meanwhile, by someone who can write there.)
  *
  * Callers then work on the descriptor (fstat, read, fdopendir) and never
  * resolve the path again.
@@ -24,12 +35,16 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/buf.h"
 #include "fs.h"
 
+/* The most symbolic links one walk follows, as Linux's MAXSYMLINKS. */
+#define FS_MAX_HOPS 40
+
+#ifndef MCPD_PORTABLE
+#include <sys/syscall.h>
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
 #else
@@ -49,6 +64,7 @@ struct open_how {
 /* openat2 fails with EAGAIN when a concurrent rename races a lookup; the
  * kernel asks the caller to retry. */
 #define FS_OPENAT2_TRIES 8
+#endif
 
 int fs_clean_path(const char *path, int absolute, char **out) {
   size_t n = strlen(path);
@@ -271,6 +287,7 @@ char *fs_path_uri(const char *abs_path) {
   return b.data;
 }
 
+#ifndef MCPD_PORTABLE
 int fs_have_openat2(int dirfd) {
   struct open_how how;
   int fd;
@@ -304,84 +321,281 @@ static int open_openat2(int dirfd, const char *rel, int flags) {
     return FS_E_SYMLINK;
   return -errno;
 }
+#endif
 
-/* Refuses a symbolic link by name after ENOTDIR or ELOOP said something
- * was off; returns the code to report. */
+/* --- the walk ------------------------------------------------------------ */
+
+/* Refuses a symbolic link by name after an open with O_NOFOLLOW failed
+ * with `err`: Linux says ELOOP (ENOTDIR with O_DIRECTORY), FreeBSD EMLINK,
+ * NetBSD EFTYPE.  Returns the code to report. */
 static int why_not(int dirfd, const char *name, int err) {
   struct stat sb;
 
-  if ((err == ENOTDIR || err == ELOOP) &&
+  if ((err == ENOTDIR || err == ELOOP || err == EMLINK
+#ifdef EFTYPE
+       || err == EFTYPE
+#endif
+       ) &&
       fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
       S_ISLNK(sb.st_mode))
     return FS_E_SYMLINK;
   return -err;
 }
 
-static int open_walk(int rootfd, const char *rel, int flags) {
-  char *copy, *comp, *next;
-  int cur = rootfd, fd = -1;
+/* One walk from a root to what `rel` names.  `done` is the path of `cur`
+ * beneath the root, made of directories opened without following a link,
+ * so ".." is taken by opening that path again without its last component:
+ * no ".." ever reaches the kernel. */
+struct walk {
+  const struct fs_root *root;
+  int follow;         /* follow links that stay beneath the root */
+  int nofollow;       /* but never a link as the last component */
+  int cur;            /* the directory reached: root->fd, or our own */
+  struct pc_buf done; /* its path beneath the root; "" is the root */
+  char *todo;         /* what is left to walk (malloc'ed), from `next` */
+  char *next;
+  int hops; /* links followed so far */
+};
 
-  if (strcmp(rel, ".") == 0) {
-    fd = openat(rootfd, ".", flags);
-    return fd >= 0 ? fd : -errno;
+/* What the walk does with the last component. */
+enum walk_op {
+  WALK_OPEN, /* openat(2) it with the caller's flags */
+  WALK_LOOK  /* fstatat(2) it, opening nothing */
+};
+
+static void walk_set_cur(struct walk *w, int fd) {
+  if (w->cur != w->root->fd)
+    close(w->cur);
+  w->cur = fd;
+}
+
+/* Takes the next component of `todo` (NUL-terminated in place), or NULL
+ * at the end; *last says whether another one follows. */
+static char *walk_take(struct walk *w, int *last) {
+  char *comp = w->next, *end;
+
+  while (*comp == '/')
+    comp++;
+  if (*comp == '\0')
+    return NULL;
+  end = comp + strcspn(comp, "/");
+  w->next = end;
+  if (*end) {
+    *end = '\0';
+    w->next = end + 1;
   }
-  if ((copy = strdup(rel)) == NULL)
+  *last = w->next[strspn(w->next, "/")] == '\0';
+  return comp;
+}
+
+/* ".." after a followed link: back to the parent of `cur`, or out of the
+ * root.  The parent is opened again from the root, one component at a
+ * time; if something there was swapped for a link meanwhile, the walk
+ * fails rather than follow it. */
+static int walk_up(struct walk *w) {
+  char *slash, *path, *comp, *save = NULL;
+  int rc = FS_OK;
+
+  if (w->done.len == 0)
+    return w->hops > 0 ? FS_E_ESCAPE : FS_E_OUTSIDE;
+  slash = strrchr(w->done.data, '/');
+  w->done.len = slash ? (size_t)(slash - w->done.data) : 0;
+  w->done.data[w->done.len] = '\0';
+  walk_set_cur(w, w->root->fd);
+  if (w->done.len == 0)
+    return FS_OK;
+  if ((path = strdup(w->done.data)) == NULL)
     return FS_E_NOMEM;
-  for (comp = copy; (next = strchr(comp, '/')) != NULL; comp = next + 1) {
-    int dir;
+  for (comp = strtok_r(path, "/", &save); comp != NULL && rc == FS_OK;
+       comp = strtok_r(NULL, "/", &save)) {
+    int fd = openat(w->cur, comp, FS_O_DIR | O_NOFOLLOW | O_CLOEXEC);
 
-    *next = '\0';
-    dir = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dir < 0)
-      fd = why_not(cur, comp, errno);
-    if (cur != rootfd)
-      close(cur);
-    if (dir < 0) {
-      free(copy);
-      return fd;
-    }
-    cur = dir;
+    if (fd >= 0)
+      walk_set_cur(w, fd);
+    else if ((rc = why_not(w->cur, comp, errno)) == FS_E_SYMLINK)
+      rc = FS_E_CHANGED;
   }
-  fd = openat(cur, comp, flags | O_NOFOLLOW);
-  if (fd < 0)
-    fd = why_not(cur, comp, errno);
-  if (cur != rootfd)
-    close(cur);
-  free(copy);
-  return fd;
+  free(path);
+  return rc;
+}
+
+/* The component `comp` of the walk is a symbolic link to follow: what is
+ * left to walk becomes its target and then the rest.  An absolute target
+ * always leaves the root (as openat2's RESOLVE_BENEATH has it), and too
+ * many links are a loop. */
+static int walk_splice(struct walk *w, const char *comp) {
+  char target[4096], *todo;
+  size_t rest;
+  ssize_t len;
+
+  if (++w->hops > FS_MAX_HOPS)
+    return FS_E_SYMLINK;
+  len = readlinkat(w->cur, comp, target, sizeof(target));
+  if (len < 0)
+    return errno == EINVAL ? FS_E_CHANGED : -errno;
+  if ((size_t)len == sizeof(target))
+    return -ENAMETOOLONG;
+  if (len == 0)
+    return -ENOENT;
+  if (target[0] == '/')
+    return FS_E_ESCAPE;
+  rest = strlen(w->next);
+  if ((todo = malloc((size_t)len + 1 + rest + 1)) == NULL)
+    return FS_E_NOMEM;
+  memcpy(todo, target, (size_t)len);
+  todo[len] = '/';
+  memcpy(todo + len + 1, w->next, rest + 1);
+  free(w->todo);
+  w->todo = w->next = todo;
+  return FS_OK;
+}
+
+/* Walks `rel` from the root and does `op` on what it names: returns the
+ * descriptor WALK_OPEN opened, or FS_OK after WALK_LOOK filled *sb (and
+ * `target`, for a link), or a negative code. */
+static int walk_run(struct walk *w, const char *rel, enum walk_op op, int flags,
+                    struct stat *sb, char *target, size_t size) {
+  char *comp;
+  int last = 0;
+
+  if ((w->todo = w->next = strdup(rel)) == NULL)
+    return FS_E_NOMEM;
+  for (;;) {
+    int fd, rc, err;
+
+    if ((comp = walk_take(w, &last)) == NULL) {
+      /* Nothing left: what was reached is the answer ("." or a link to a
+       * directory, "sub/.."). */
+      if (op == WALK_OPEN) {
+        fd = openat(w->cur, ".", flags);
+        return fd >= 0 ? fd : -errno;
+      }
+      return fstat(w->cur, sb) == 0 ? FS_OK : -errno;
+    }
+    if (strcmp(comp, ".") == 0)
+      continue;
+    if (strcmp(comp, "..") == 0) {
+      if ((rc = walk_up(w)) != FS_OK)
+        return rc;
+      continue;
+    }
+    if (!last) {
+      fd = openat(w->cur, comp, FS_O_DIR | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0) {
+        if (w->done.len > 0)
+          pc_buf_putc(&w->done, '/');
+        pc_buf_puts(&w->done, comp);
+        walk_set_cur(w, fd);
+        if (w->done.failed)
+          return FS_E_NOMEM;
+        continue;
+      }
+      err = errno;
+    } else if (op == WALK_OPEN) {
+      fd = openat(w->cur, comp, flags | O_NOFOLLOW);
+      if (fd >= 0)
+        return fd;
+      err = errno;
+    } else {
+      if (fstatat(w->cur, comp, sb, AT_SYMLINK_NOFOLLOW) != 0)
+        return -errno;
+      if (!S_ISLNK(sb->st_mode) || !w->follow || w->nofollow) {
+        if (S_ISLNK(sb->st_mode) && target != NULL && size > 0) {
+          ssize_t len = readlinkat(w->cur, comp, target, size - 1);
+          target[len > 0 ? len : 0] = '\0';
+        }
+        return FS_OK;
+      }
+      err = ELOOP;
+    }
+    /* It failed: a link where none is followed, one to follow, or another
+     * reason. */
+    if ((rc = why_not(w->cur, comp, err)) != FS_E_SYMLINK)
+      return rc;
+    if (!w->follow || (last && w->nofollow))
+      return FS_E_SYMLINK;
+    if ((rc = walk_splice(w, comp)) != FS_OK)
+      return rc;
+  }
+}
+
+static void walk_free(struct walk *w) {
+  walk_set_cur(w, w->root->fd);
+  pc_buf_free(&w->done);
+  free(w->todo);
+}
+
+/* Opens or looks at `rel` by the walk (see the top of the file). */
+static int walk(const struct fs_root *root, const char *rel, int follow,
+                int nofollow, enum walk_op op, int flags, struct stat *sb,
+                char *target, size_t size) {
+  struct walk w = {
+      .root = root, .follow = follow, .nofollow = nofollow, .cur = root->fd};
+  int rc = walk_run(&w, rel, op, flags, sb, target, size);
+
+  walk_free(&w);
+  return rc;
 }
 
 int fs_open_beneath(const struct fs_state *st, const struct fs_root *root,
                     const char *rel, int flags, int nofollow) {
-  int rootfd = root->fd;
-
+#ifndef MCPD_PORTABLE
   /* openat2 is strict: with O_PATH only O_DIRECTORY, O_NOFOLLOW and
    * O_CLOEXEC are allowed. */
   flags |= O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY);
   if (st->use_openat2) {
-    int fd = open_openat2(rootfd, rel, flags | (nofollow ? O_NOFOLLOW : 0));
+    int fd = open_openat2(root->fd, rel, flags | (nofollow ? O_NOFOLLOW : 0));
     if (fd != -ENOSYS)
       return fd;
   }
-  return open_walk(rootfd, rel, flags);
+  /* The walk follows no link here: where openat2 is missing, links that
+   * stay inside are refused too. */
+  return walk(root, rel, 0, nofollow, WALK_OPEN, flags, NULL, NULL, 0);
+#else
+  flags |= O_CLOEXEC | O_NOCTTY;
+  return walk(root, rel, st->use_openat2, nofollow, WALK_OPEN, flags, NULL,
+              NULL, 0);
+#endif
+}
+
+int fs_stat_beneath(const struct fs_state *st, const struct fs_root *root,
+                    const char *rel, int nofollow, struct stat *sb,
+                    char *target, size_t size) {
+#ifndef MCPD_PORTABLE
+  /* An O_PATH descriptor opens nothing; a link opened with O_NOFOLLOW is
+   * the link itself. */
+  int fd = fs_open_beneath(st, root, rel, O_PATH, nofollow), rc = FS_OK;
+
+  if (fd < 0)
+    return fd;
+  if (fstat(fd, sb) != 0) {
+    rc = -errno;
+  } else if (target != NULL && size > 0) {
+    target[0] = '\0';
+    if (S_ISLNK(sb->st_mode)) {
+      ssize_t len = readlinkat(fd, "", target, size - 1);
+      target[len > 0 ? len : 0] = '\0';
+    }
+  }
+  close(fd);
+  return rc;
+#else
+  if (target != NULL && size > 0)
+    target[0] = '\0';
+  return walk(root, rel, st->use_openat2, nofollow, WALK_LOOK, 0, sb, target,
+              size);
+#endif
 }
 
 int fs_open_read(const struct fs_state *st, const struct fs_target *t,
                  struct stat *sb) {
   struct stat first;
-  int probe, fd;
+  int rc, fd;
 
-  /* An O_PATH descriptor opens nothing, so a FIFO or a device is looked at
+  /* Looked at before anything is opened, so a FIFO or a device is refused
    * without being opened. */
-  probe = fs_open_beneath(st, t->root, t->rel, O_PATH, 0);
-  if (probe < 0)
-    return probe;
-  if (fstat(probe, &first) != 0) {
-    int err = -errno;
-    close(probe);
-    return err;
-  }
-  close(probe);
+  if ((rc = fs_stat_beneath(st, t->root, t->rel, 0, &first, NULL, 0)) != FS_OK)
+    return rc;
   if (S_ISLNK(first.st_mode))
     return FS_E_SYMLINK;
   if (!S_ISREG(first.st_mode) && !S_ISDIR(first.st_mode))
@@ -425,7 +639,7 @@ int fs_mkdirs(const struct fs_state *st, const struct fs_root *root,
       continue;
     memcpy(prefix, rel, i);
     prefix[i] = '\0';
-    fd = fs_open_beneath(st, root, prefix, O_PATH | O_DIRECTORY, 0);
+    fd = fs_open_beneath(st, root, prefix, FS_O_DIR, 0);
     if (fd >= 0) {
       close(fd);
       continue;
@@ -438,10 +652,10 @@ int fs_mkdirs(const struct fs_state *st, const struct fs_root *root,
     if (name) {
       prefix[name - prefix] = '\0';
       name++;
-      parent = fs_open_beneath(st, root, prefix, O_PATH | O_DIRECTORY, 0);
+      parent = fs_open_beneath(st, root, prefix, FS_O_DIR, 0);
     } else {
       name = prefix;
-      parent = fs_open_beneath(st, root, ".", O_PATH | O_DIRECTORY, 0);
+      parent = fs_open_beneath(st, root, ".", FS_O_DIR, 0);
     }
     if (parent < 0) {
       rc = parent;

@@ -26,7 +26,7 @@ int fs_root_open(const char *abs, struct fs_root *r) {
 
   if ((real = realpath(abs, NULL)) == NULL)
     return -errno;
-  if ((fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+  if ((fd = open(real, FS_O_DIR | O_CLOEXEC)) < 0) {
     rc = -errno;
     free(real);
     return rc;

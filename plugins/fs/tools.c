@@ -321,25 +321,19 @@ static int stat_tool(mcpd_call *call, const mcpd_request *req) {
   char mtime[32], mode[8], target[4096] = "";
   char *abs = NULL;
   json_object *obj = NULL;
-  int fd, rc;
+  int rc;
 
   if (path_arg(call, req, "stat", &roots, &t, &path, &rc) != 0)
     return rc;
-  /* O_PATH opens nothing, so FIFOs and devices can be described; a link
-   * as the last component is described itself, not followed. */
-  fd = fs_open_beneath(st, t.root, t.rel, O_PATH, 1);
-  if (fd < 0 || fstat(fd, &sb) != 0) {
-    rc = path_error(call, req, &roots, "stat", path, fd < 0 ? fd : -errno);
-    if (fd >= 0)
-      close(fd);
+  /* Looked at without being opened, so FIFOs and devices can be
+   * described; a link as the last component is described itself, not
+   * followed. */
+  if ((rc = fs_stat_beneath(st, t.root, t.rel, 1, &sb, target,
+                            sizeof(target))) != FS_OK) {
+    rc = path_error(call, req, &roots, "stat", path, rc);
     goto out;
   }
-  if (S_ISLNK(sb.st_mode)) {
-    ssize_t len = readlinkat(fd, "", target, sizeof(target) - 1);
-    target[len > 0 ? len : 0] = '\0';
-  }
-  close(fd);
-  fs_iso8601(&sb.st_mtim, mtime);
+  fs_iso8601(&FS_MTIM(&sb), mtime);
   snprintf(mode, sizeof(mode), "%04o", (unsigned)(sb.st_mode & 07777));
   if ((abs = fs_target_path(&t)) == NULL ||
       (obj = json_object_new_object()) == NULL) {
@@ -646,7 +640,7 @@ static int write_file(mcpd_call *call, const mcpd_request *req) {
     rc = path_error(call, req, &roots, "create the directories of", path, rc);
     goto out;
   }
-  dirfd = fs_open_beneath(st, t.root, parent_rel, O_PATH | O_DIRECTORY, 0);
+  dirfd = fs_open_beneath(st, t.root, parent_rel, FS_O_DIR, 0);
   if (dirfd == -ENOENT && !create_dirs) {
     rc = host->result_error(call,
                             "cannot write '%s': its directory does not "

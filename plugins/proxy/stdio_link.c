@@ -6,8 +6,9 @@
  * The child runs in a process group of its own, so ending it ends what it
  * started too (npx starts node, a shell script its programs).  On Linux it
  * also gets SIGTERM when the thread that started it -- the proxy thread --
- * goes away, so a crashed mcpd leaves no upstream behind; elsewhere the
- * child sees EOF on its stdin, which ends every well-behaved MCP server. */
+ * goes away, so a crashed mcpd leaves no upstream behind; elsewhere, and
+ * in the portable build (MCPD_PORTABLE), the child sees EOF on its stdin,
+ * which ends every well-behaved MCP server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,7 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
+#if defined(__linux__) && !defined(MCPD_PORTABLE)
 #include <sys/prctl.h>
 #endif
 
@@ -354,7 +355,7 @@ static void child(char *const argv[], char *const envp[], const char *cwd,
   sigset_t none;
 
   setpgid(0, 0);
-#ifdef __linux__
+#if defined(__linux__) && !defined(MCPD_PORTABLE)
   prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
   sigemptyset(&none);

@@ -9,23 +9,63 @@
  * -journal files.  A burst of writes is one notification: the thread
  * waits for a short quiet (or a longest delay), then asks the database
  * whether it changed (PRAGMA data_version, which moves when any other
- * connection commits) and tells the host of every subscribed URI of it. */
+ * connection commits) and tells the host of every subscribed URI of it.
+ *
+ * The portable build (MCPD_PORTABLE) has no inotify: while a database has
+ * subscribers, the thread stat()s its file, -wal and -journal every
+ * POLL_MS (and more often while a burst is on) and takes a difference --
+ * another inode, size, or modification or change time -- as a write.  The
+ * rest is the same.  It asks no SQLite lock for that, so a writer that
+ * sets no busy timeout is never made to fail by it. */
+#ifndef MCPD_PORTABLE
 #define _GNU_SOURCE /* pipe2 */
+#elif defined(__APPLE__)
+#define _DARWIN_C_SOURCE /* st_mtimespec, beside _POSIX_C_SOURCE */
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifndef MCPD_PORTABLE
+#include <sys/inotify.h>
+#endif
 
 #include "sqlite.h"
 
 #define QUIET_MS 100   /* a burst is over after this long without a write */
 #define LONGEST_MS 500 /* and is reported after this long at the latest */
+
+#ifdef MCPD_PORTABLE
+/* How often the files of a subscribed database are looked at. */
+#define POLL_MS 250
+
+/* The files whose writes are a database's: itself and its journals. */
+static const char *const db_files[] = {"", "-wal", "-journal"};
+#define N_DB_FILES (sizeof(db_files) / sizeof(db_files[0]))
+
+/* What stat(2) said of one of them; all zero when it was missing. */
+typedef struct file_look {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime, ctime;
+} file_look;
+
+#ifdef __APPLE__
+#define MTIM(sb) ((sb).st_mtimespec)
+#define CTIM(sb) ((sb).st_ctimespec)
+#else
+#define MTIM(sb) ((sb).st_mtim)
+#define CTIM(sb) ((sb).st_ctim)
+#endif
+#endif
 
 typedef struct sub {
   char *uri;
@@ -34,7 +74,11 @@ typedef struct sub {
 } sub;
 
 typedef struct db_watch {
+#ifndef MCPD_PORTABLE
   int wd; /* inotify watch on its directory, or -1 */
+#else
+  file_look files[N_DB_FILES]; /* as last looked at */
+#endif
   size_t subscribers;
   int dirty;
   long long first_ms; /* when the burst began */
@@ -45,11 +89,13 @@ typedef struct db_watch {
 
 struct sq_watch {
   struct sq_state *st;
-  pthread_mutex_t lock; /* guards subs and dbs[].subscribers/wd */
+  pthread_mutex_t lock; /* guards subs and dbs[].subscribers/wd/files */
   sub *subs;
   db_watch *dbs;
+#ifndef MCPD_PORTABLE
   int inotify;
-  int wake[2];
+#endif
+  int wake[2]; /* "x": stop; (portable) "s": a database got subscribers */
   pthread_t thread;
   int running;
 };
@@ -60,6 +106,7 @@ static long long mono_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+#ifndef MCPD_PORTABLE
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
@@ -74,6 +121,65 @@ static int is_db_file(const char *path, const char *name) {
          (name[n] == '\0' || strcmp(name + n, "-wal") == 0 ||
           strcmp(name + n, "-journal") == 0);
 }
+#else
+/* Looks at database `path`'s files into `out`. */
+static void look_files(const char *path, file_look out[N_DB_FILES]) {
+  char name[PATH_MAX];
+  struct stat sb;
+
+  memset(out, 0, N_DB_FILES * sizeof(*out));
+  for (size_t k = 0; k < N_DB_FILES; k++) {
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", path, db_files[k]) >=
+            sizeof(name) ||
+        stat(name, &sb) != 0)
+      continue;
+    out[k].dev = sb.st_dev;
+    out[k].ino = sb.st_ino;
+    out[k].size = sb.st_size;
+    out[k].mtime = MTIM(sb);
+    out[k].ctime = CTIM(sb);
+  }
+}
+
+static int same_look(const file_look *a, const file_look *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+         a->mtime.tv_sec == b->mtime.tv_sec &&
+         a->mtime.tv_nsec == b->mtime.tv_nsec &&
+         a->ctime.tv_sec == b->ctime.tv_sec &&
+         a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* Looks at the files of every subscribed database: one that changed since
+ * the last look is written to, as an inotify event would say.  Returns
+ * whether any database has subscribers. */
+static int look_again(struct sq_watch *w) {
+  long long now = mono_ms();
+  int watching = 0;
+
+  pthread_mutex_lock(&w->lock);
+  for (size_t i = 0; i < w->st->n_dbs; i++) {
+    db_watch *dw = &w->dbs[i];
+    file_look now_files[N_DB_FILES];
+    int changed = 0;
+
+    if (dw->subscribers == 0)
+      continue;
+    watching = 1;
+    look_files(w->st->dbs[i].path, now_files);
+    for (size_t k = 0; k < N_DB_FILES; k++)
+      changed |= !same_look(&now_files[k], &dw->files[k]);
+    if (!changed)
+      continue;
+    memcpy(dw->files, now_files, sizeof(now_files));
+    if (!dw->dirty)
+      dw->first_ms = now;
+    dw->dirty = 1;
+    dw->last_ms = now;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return watching;
+}
+#endif
 
 /* data_version of database `i` on the thread's connection; -1 when it
  * cannot be read. */
@@ -133,10 +239,19 @@ static void settle(struct sq_watch *w, size_t i) {
 
 static void *watch_thread(void *arg) {
   struct sq_watch *w = arg;
+#ifndef MCPD_PORTABLE
   char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+#else
+  int watching = 0;
+#endif
 
   for (;;) {
+#ifndef MCPD_PORTABLE
     struct pollfd fds[2] = {{w->inotify, POLLIN, 0}, {w->wake[0], POLLIN, 0}};
+#else
+    /* No events to read: poll() skips a negative descriptor. */
+    struct pollfd fds[2] = {{-1, 0, 0}, {w->wake[0], POLLIN, 0}};
+#endif
     long long now = mono_ms(), wait = -1;
 
     /* The soonest burst to settle decides how long to sleep. */
@@ -151,8 +266,13 @@ static void *watch_thread(void *arg) {
       if (wait < 0 || due - now < wait)
         wait = due > now ? due - now : 0;
     }
+#ifdef MCPD_PORTABLE
+    if (watching && (wait < 0 || wait > POLL_MS))
+      wait = POLL_MS;
+#endif
     if (poll(fds, 2, (int)wait) < 0 && errno != EINTR)
       break;
+#ifndef MCPD_PORTABLE
     if (fds[1].revents & POLLIN)
       break; /* stop */
     if (fds[0].revents & POLLIN) {
@@ -175,6 +295,19 @@ static void *watch_thread(void *arg) {
         p += sizeof(*ev) + ev->len;
       }
     }
+#else
+    if (fds[1].revents & POLLIN) {
+      char cmd[64];
+      ssize_t len;
+      int stop = 0;
+
+      while ((len = read(w->wake[0], cmd, sizeof(cmd))) > 0)
+        stop |= memchr(cmd, 'x', (size_t)len) != NULL;
+      if (stop)
+        break;
+    }
+    watching = look_again(w);
+#endif
     now = mono_ms();
     for (size_t i = 0; i < w->st->n_dbs; i++) {
       db_watch *dw = &w->dbs[i];
@@ -194,9 +327,10 @@ int sq_watch_start(struct sq_state *st) {
     return -1;
   }
   w->st = st;
+  pthread_mutex_init(&w->lock, NULL);
+#ifndef MCPD_PORTABLE
   for (size_t i = 0; i < st->n_dbs; i++)
     w->dbs[i].wd = -1;
-  pthread_mutex_init(&w->lock, NULL);
   w->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (w->inotify < 0 || pipe2(w->wake, O_CLOEXEC) != 0 ||
       pthread_create(&w->thread, NULL, watch_thread, w) != 0) {
@@ -207,6 +341,23 @@ int sq_watch_start(struct sq_state *st) {
     free(w);
     return -1;
   }
+#else
+  /* Only the thread's end is non-blocking: "x" must always get through. */
+  w->wake[0] = w->wake[1] = -1;
+  if (pipe(w->wake) != 0 || fcntl(w->wake[0], F_SETFD, FD_CLOEXEC) != 0 ||
+      fcntl(w->wake[1], F_SETFD, FD_CLOEXEC) != 0 ||
+      fcntl(w->wake[0], F_SETFL, O_NONBLOCK) != 0 ||
+      pthread_create(&w->thread, NULL, watch_thread, w) != 0) {
+    for (int k = 0; k < 2; k++) {
+      if (w->wake[k] >= 0)
+        close(w->wake[k]);
+    }
+    pthread_mutex_destroy(&w->lock);
+    free(w->dbs);
+    free(w);
+    return -1;
+  }
+#endif
   w->running = 1;
   st->watch = w;
   return 0;
@@ -221,7 +372,9 @@ void sq_watch_stop(struct sq_state *st) {
   pthread_join(w->thread, NULL);
   close(w->wake[0]);
   close(w->wake[1]);
+#ifndef MCPD_PORTABLE
   close(w->inotify);
+#endif
   while (w->subs != NULL) {
     sub *s = w->subs;
     w->subs = s->next;
@@ -236,6 +389,7 @@ void sq_watch_stop(struct sq_state *st) {
   st->watch = NULL;
 }
 
+#ifndef MCPD_PORTABLE
 /* The directory of database `i`, into `dir`. */
 static void dir_of(const char *path, char *dir, size_t size) {
   size_t n = (size_t)(base_name(path) - path);
@@ -244,6 +398,7 @@ static void dir_of(const char *path, char *dir, size_t size) {
   memcpy(dir, n == 1 && path[0] != '/' ? "." : path, n);
   dir[n > 1 ? n - 1 : n] = '\0';
 }
+#endif
 
 void sq_subscribe_cb(const mcpd_request *req, int subscribed) {
   struct sq_state *st = req->state;
@@ -265,11 +420,18 @@ void sq_subscribe_cb(const mcpd_request *req, int subscribed) {
       s->next = w->subs;
       w->subs = s;
       if (w->dbs[i].subscribers++ == 0) {
+#ifndef MCPD_PORTABLE
         char dir[PATH_MAX];
         dir_of(d->path, dir, sizeof(dir));
         w->dbs[i].wd = inotify_add_watch(w->inotify, dir,
                                          IN_MODIFY | IN_CLOSE_WRITE |
                                              IN_MOVED_TO | IN_CREATE);
+#else
+        /* Looked at now, so a write right after the subscription is a
+         * change; then the thread, woken, looks every POLL_MS. */
+        look_files(d->path, w->dbs[i].files);
+        (void)!write(w->wake[1], "s", 1);
+#endif
         /* What the database says now is the start. */
         w->dbs[i].version = -2;
       }
@@ -283,6 +445,7 @@ void sq_subscribe_cb(const mcpd_request *req, int subscribed) {
         *pp = s->next;
         free(s->uri);
         free(s);
+#ifndef MCPD_PORTABLE
         if (--w->dbs[i].subscribers == 0) {
           int shared = 0;
           for (size_t k = 0; k < st->n_dbs; k++)
@@ -292,6 +455,9 @@ void sq_subscribe_cb(const mcpd_request *req, int subscribed) {
             inotify_rm_watch(w->inotify, w->dbs[i].wd);
           w->dbs[i].wd = -1;
         }
+#else
+        w->dbs[i].subscribers--; /* the thread stops looking at none */
+#endif
         break;
       }
   }
