@@ -7,19 +7,22 @@
 #   ./setup.sh --test     deps + build + the whole test suite
 #   ./setup.sh --test --asan   the same, built with ASan + UBSan
 #   ./setup.sh --test --tsan   the same, built with ThreadSanitizer
+#   ./setup.sh --test --portable   the same, built from the portable POSIX
+#                          paths only (./configure --enable-portable)
 set -eu
 
 cd "$(dirname "$0")"
 top=$(pwd)
 mode=install
-asan=no
+variant=plain
 for arg in "$@"; do
   case "$arg" in
     --test) mode=test ;;
-    --asan) asan=yes ;;
-    --tsan) asan=tsan ;;
+    --asan) variant=asan ;;
+    --tsan) variant=tsan ;;
+    --portable) variant=portable ;;
     --build-only) mode=build ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -65,15 +68,19 @@ fi
 
 [ -x configure ] || autoreconf -fi
 
-if [ "$asan" = yes ]; then
+if [ "$variant" = asan ]; then
   build="$top/build-asan"
   flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined"
   flags="$flags -fno-sanitize-recover=undefined"
   ldflags=-fsanitize=address,undefined
-elif [ "$asan" = tsan ]; then
+elif [ "$variant" = tsan ]; then
   build="$top/build-tsan"
   flags="-g -O1 -fno-omit-frame-pointer -fsanitize=thread"
   ldflags=-fsanitize=thread
+elif [ "$variant" = portable ]; then
+  build="$top/build-portable"
+  flags="-g -O2"
+  configure_args=--enable-portable
 else
   build="$top/build"
   flags="-g -O2"
@@ -81,7 +88,7 @@ fi
 mkdir -p "$build"
 cd "$build"
 if [ ! -f Makefile ]; then
-  "$top/configure" -q CFLAGS="$flags" LDFLAGS="${ldflags:-}"
+  "$top/configure" -q ${configure_args:-} CFLAGS="$flags" LDFLAGS="${ldflags:-}"
 fi
 make -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 
@@ -99,7 +106,7 @@ case "$mode" in
         "$top/tests/node_modules/.package-lock.json" ]; then
       npm ci --prefix "$top/tests" --no-audit --no-fund --loglevel=error
     fi
-    if [ "$asan" = yes ]; then
+    if [ "$variant" = asan ]; then
       # Stacks unwind by frame pointers (the build keeps them): the slow
       # unwinder made every malloc cost ~15x and the suite crawl.
       # handle_segv=0: a plugin's crash in a worker process must read as
@@ -107,7 +114,7 @@ case "$mode" in
       # exit status.
       export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:handle_segv=0"
       export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-    elif [ "$asan" = tsan ]; then
+    elif [ "$variant" = tsan ]; then
       # A race report makes the process exit non-zero, which fails the
       # test that ran it.
       export TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1:handle_segv=0"

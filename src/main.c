@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
   settings opts;
   server srv;
   uv_loop_t loop;
-  int status = 0, rc;
+  int status = 0, rc, parent_signals = 0;
 
   fill_std_fds();
   ignore_sigpipe();
@@ -128,8 +128,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (opts.mode == MODE_VERSION) {
-    printf("mcpd %s (plugin ABI %d.%d)\n", PACKAGE_VERSION, MCPD_ABI_MAJOR,
-           MCPD_ABI_MINOR);
+    printf("mcpd %s (plugin ABI %d.%d, platform %s)\n", PACKAGE_VERSION,
+           MCPD_ABI_MAJOR, MCPD_ABI_MINOR, MCPD_PLATFORM);
     settings_free(&opts);
     return 0;
   }
@@ -141,7 +141,8 @@ int main(int argc, char **argv) {
      * the system cannot do it, the worker ends on EOF from the host's
      * pipe. */
     pid_t host = getppid();
-    if (platform_die_with_parent(SIGKILL) && getppid() != host)
+    parent_signals = platform_die_with_parent(SIGKILL);
+    if (parent_signals && getppid() != host)
       _exit(0);
     /* A plugin that calls exit() from one of its threads would run the
      * process's destructors under the feet of the others, and abort: the
@@ -180,6 +181,7 @@ int main(int argc, char **argv) {
     log_error("cannot start");
     return 1;
   }
+  srv.parent_signals = parent_signals;
 
   switch (opts.mode) {
   case MODE_LIST:

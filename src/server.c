@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef HAVE_PRCTL
 #endif
@@ -368,8 +369,27 @@ static void stdio_oversize_cb(void *arg, size_t max) {
     session_oversize(srv->stdio_session, max);
 }
 
+/* Whether a worker's host died (rather than closed its pipe and waits):
+ * it is then reparented, which can take the kernel a moment after the
+ * pipe closed. */
+static int host_died(const server *srv) {
+  for (int i = 0; i < 50; i++) {
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    if (getppid() != srv->parent_pid)
+      return 1;
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
 static void stdio_end_cb(void *arg, const char *why) {
   server *srv = arg;
+  /* A worker ends with its host, running nothing more (no fini, no log):
+   * where the system does not signal it, the host's pipe closing is how
+   * it hears. */
+  if (srv->opts->mode == MODE_WORKER && !srv->parent_signals &&
+      srv->parent_pid > 1 && host_died(srv))
+    _exit(0);
   /* Not an end the client chose: mcpd's exit status says so. */
   if (strcmp(why, STDIO_READ_FAILED) == 0)
     srv->input_failed = 1;
@@ -398,6 +418,8 @@ int server_serve_stdio(server *srv) {
    * streamable.c.) */
   srv->stdio_session->modern_allowed = srv->opts->mode != MODE_WORKER;
   watchdog_start(stdio_transport_input_fd(srv->stdio));
+  if (srv->opts->mode == MODE_WORKER && !srv->parent_signals)
+    watchdog_exit_with_parent();
   /* Reading starts once the plugins are loaded (server_start), isolated
    * ones included: a client's first tools/list then sees them all. */
   srv->input_held = 1;
@@ -501,7 +523,7 @@ void server_catch_signals(server *srv) {
     /* A worker has SIGKILL set already (main.c).  Where the system
      * cannot signal us, the timer below notices. */
     if (srv->opts->mode != MODE_WORKER)
-      platform_die_with_parent(SIGTERM);
+      srv->parent_signals = platform_die_with_parent(SIGTERM);
     uv_timer_start(&srv->parent_timer, parent_cb, 500, 500);
     uv_unref((uv_handle_t *)&srv->parent_timer);
   }

@@ -49,6 +49,9 @@ typedef struct server {
   uv_timer_t parent_timer; /* exits when the launching process dies */
   uv_timer_t shutdown_timer;
   int parent_pid;
+  /* The system ends this process when its parent dies
+   * (platform_die_with_parent); else a worker hears it on its pipe. */
+  int parent_signals;
 
   stdio_transport *stdio;
   session *stdio_session;

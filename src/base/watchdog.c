@@ -35,6 +35,7 @@ static struct {
   int stop;
   int input_fd;
   int parent;
+  _Atomic int orphan_exit; /* watchdog_exit_with_parent() */
   /* The plugin code the loop is in: enter() and leave() run around every
    * call, so they take no lock.  enter() writes the fields below, then
    * publishes them with a new count and BUSY; the thread reads them only
@@ -85,6 +86,10 @@ static void on_signal(int signum, siginfo_t *info, void *context) {
     }
     return;
   }
+}
+
+void watchdog_exit_with_parent(void) {
+  atomic_store(&wd.orphan_exit, 1);
 }
 
 void watchdog_catch(int signum) {
@@ -138,6 +143,10 @@ static void watch(void *arg) {
     unsigned long state;
 
     uv_cond_timedwait(&wd.wake, &wd.lock, (uint64_t)CHECK_MS * 1000000);
+    /* An orphaned worker ends now, whatever its loop is doing: nothing it
+     * could still do reaches anyone. */
+    if (atomic_load(&wd.orphan_exit) && wd.parent > 1 && getppid() != wd.parent)
+      _exit(0);
     state = atomic_load_explicit(&wd.state, memory_order_acquire);
     if (wd.stop || !(state & BUSY)) {
       caught = 0;

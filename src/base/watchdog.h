@@ -13,6 +13,10 @@
 /* Starts the thread.  `input_fd` is the protocol's input (its hang-up is
  * EOF), or -1; it is duplicated.  Returns 0 or -1 (then nothing watches). */
 int watchdog_start(int input_fd);
+/* From now on the thread also ends the process at once (_exit(0)) when
+ * the parent dies, whatever the loop is doing: for a worker on a system
+ * that cannot signal it (platform_die_with_parent), within 100 ms. */
+void watchdog_exit_with_parent(void);
 /* Stops and joins the thread. */
 void watchdog_stop(void);
 /* Notes `signum` for the thread, then runs the handler installed before

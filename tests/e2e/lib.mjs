@@ -14,7 +14,7 @@
 // whatever happens to the test.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -36,6 +36,17 @@ export const MCPD_BIN = path.join(BUILDDIR, 'src', 'mcpd');
 /** What tests run: the binary, or in in-process mode a script that runs it
  * with --in-process first (a later --isolate wins). */
 export const MCPD = PLUGIN_MODE === 'in-process' ? inProcessWrapper() : MCPD_BIN;
+
+/** The platform file the build took (src/platform/): "linux", or "posix"
+ * in a portable build; `mcpd --version` names it. */
+export const PLATFORM = (() => {
+  try {
+    const m = /platform (\w+)/.exec(execFileSync(MCPD_BIN, ['--version'], { encoding: 'utf8' }));
+    return m ? m[1] : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+})();
 
 function inProcessWrapper() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpd-in-process-'));
