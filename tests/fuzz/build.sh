@@ -33,8 +33,16 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 
 # Every .c of src/ but main.c, in whichever folder (layer) it lives; each
-# folder is on the include path, as in Makefile.am.
-SOURCES=$(cd "$top/src" && find . -name '*.c' ! -name main.c | sed 's|^\./||' |
+# folder is on the include path, as in Makefile.am.  Of src/platform/, the
+# files the build's configure chose (config.h names the platform).
+platform=$(sed -n 's/^#define MCPD_PLATFORM "\(.*\)"$/\1/p' "$build/config.h")
+case "$platform" in
+  linux) platform_files="platform/linux.c platform/elf.c" ;;
+  macos) platform_files="platform/posix.c platform/macos.c" ;;
+  *) platform_files="platform/posix.c platform/elf.c" ;;
+esac
+SOURCES=$( (cd "$top/src" && find . -name '*.c' ! -name main.c \
+  ! -path './platform/*' | sed 's|^\./||'; printf '%s\n' $platform_files) |
   sort)
 SRC_INCLUDES=$(cd "$top/src" && find . -type d | sed "s|^\.|-I$top/src|" |
   sort | tr '\n' ' ')
