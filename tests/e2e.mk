@@ -51,7 +51,9 @@ E2E_FILES = \
 	tests/e2e/sqlite-watch.test.mjs \
 	tests/e2e/proxy.test.mjs \
 	tests/e2e/proxy-modern.test.mjs \
-	tests/e2e/modern-upstream.mjs
+	tests/e2e/proxy-faults.test.mjs \
+	tests/e2e/modern-upstream.mjs \
+	tests/e2e/bad-upstream.mjs
 
 EXTRA_DIST += \
 	tests/e2e.sh \

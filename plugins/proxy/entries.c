@@ -232,8 +232,11 @@ static int add_prompt(px_upstream *u, const px_entry *e, json_object *item) {
 }
 
 static int add(px_upstream *u, px_kind kind, const px_entry *e) {
-  json_object *item = json_tokener_parse(e->text);
+  json_tokener *tok = json_tokener_new_ex(PX_MAX_DEPTH);
+  json_object *item = tok ? json_tokener_parse_ex(tok, e->text, -1) : NULL;
   int rc = MCPD_ERROR;
+  if (tok != NULL)
+    json_tokener_free(tok);
   if (item == NULL)
     return MCPD_ERROR;
   switch (kind) {

@@ -25,6 +25,11 @@
 
 typedef struct px_link px_link;
 
+/* How deeply an upstream's message may nest: mcpd's own limit
+ * (JSONRPC_MAX_DEPTH).  json-c's default of 32 would drop a deep but
+ * valid answer, and with it the call or the listing it answers. */
+#define PX_MAX_DEPTH 512
+
 typedef struct px_link_events {
   /* One JSON-RPC message from the upstream (a batch arrives as its
    * elements, one call each).  `msg` is borrowed: take a reference to keep

@@ -147,7 +147,7 @@ static void message_line(stdio_link *l, char *s, size_t n) {
     s++, n--;
   if (n == 0)
     return;
-  if ((tok = json_tokener_new()) == NULL)
+  if ((tok = json_tokener_new_ex(PX_MAX_DEPTH)) == NULL)
     return;
   msg = json_tokener_parse_ex(tok, s, (int)n);
   if (msg == NULL || json_tokener_get_parse_end(tok) != n) {

@@ -36,6 +36,11 @@
 #define BACKOFF_MAX_MS 30000
 #define STABLE_MS 60000
 #define ROOTS_HOLD_MS 500
+/* input_required rounds one call may take before it fails. */
+#define MAX_ROUNDS 16
+/* A listing whose nextCursor never ends is cut off here. */
+#define LIST_MAX_ITEMS 100000
+#define LIST_MAX_PAGES 10000
 
 typedef enum what { P_INIT, P_DISCOVER, P_LIST, P_CALL, P_TASK, P_QUIET } what;
 
@@ -45,6 +50,8 @@ struct px_pending {
   what what;
   px_kind kind;     /* P_LIST */
   json_object *acc; /* P_LIST: the items of the pages so far */
+  char *cursor;     /* P_LIST: the cursor asked with, or NULL */
+  int pages;        /* P_LIST: which page this is, from 1 */
   mcpd_call *call;  /* P_CALL, P_TASK */
   px_call_kind call_kind;
   char *task_id;    /* a tool run as a task upstream: its id there */
@@ -57,6 +64,7 @@ struct px_pending {
   json_object *answers;
   json_object *state;
   int waiting;
+  int rounds; /* input_required rounds so far */
 };
 
 extern char **environ;
@@ -224,6 +232,7 @@ px_upstream *up_new(px *p, const char *name, json_object *def, char **errmsg) {
 
 static void pending_free(px_pending *q) {
   json_object_put(q->acc);
+  free(q->cursor);
   json_object_put(q->msg);
   json_object_put(q->params);
   json_object_put(q->answers);
@@ -451,38 +460,59 @@ static void strip_modern(json_object *result) {
 
 static int input_round(px_upstream *u, px_pending *q, json_object *result);
 
-/* The upstream's answer becomes the call's. */
-static void finish_call(px_upstream *u, px_pending *q, json_object *result,
-                        json_object *error) {
+/* The message of an upstream's error object: a string, whatever the
+ * upstream sent. */
+static const char *error_message(json_object *error) {
+  json_object *m;
+  return json_object_object_get_ex(error, "message", &m) &&
+                 json_object_is_type(m, json_type_string)
+             ? json_object_get_string(m)
+             : "error";
+}
+
+/* The upstream's answer becomes the call's.  1 when it was an
+ * input_required round, which took `q` (back in `pending`, or freed). */
+static int finish_call(px_upstream *u, px_pending *q, json_object *result,
+                       json_object *error) {
   const mcpd_host *host = u->px->host;
   if (result != NULL) {
-    json_object *copy = NULL;
+    json_object *copy = NULL, *sc;
     if (input_round(u, q, result))
-      return;
+      return 1;
+    /* 2025-11-25 says an object; a client's schema refuses anything else.
+     * (2026-07-28 allows any value: mcpd's era rules apply there.) */
+    if (q->call_kind == PX_TOOL && !u->modern &&
+        json_object_object_get_ex(result, "structuredContent", &sc) &&
+        !json_object_is_type(sc, json_type_object)) {
+      fail_call(u, q->call, q->call_kind,
+                "%s answered a result whose structuredContent is not an "
+                "object",
+                u->name);
+      return 0;
+    }
     /* The copy is the host's alone: json-c's counts are not atomic. */
     if (json_object_deep_copy(result, &copy, NULL) != 0) {
       fail_call(u, q->call, q->call_kind, "%s: out of memory", u->name);
-      return;
+      return 0;
     }
     if (u->modern)
       strip_modern(copy);
     host->result_json(q->call, copy);
     host->complete(q->call, MCPD_OK);
-    return;
+    return 0;
   }
   {
     json_object *v;
     int code = json_object_object_get_ex(error, "code", &v)
                    ? json_object_get_int(v)
                    : MCPD_ERR_INTERNAL;
-    const char *msg = json_object_object_get_ex(error, "message", &v)
-                          ? json_object_get_string(v)
-                          : "error";
+    const char *msg = error_message(error);
     if (code != MCPD_ERR_INVALID_PARAMS && code != MCPD_ERR_NOT_FOUND)
       code = MCPD_ERR_INTERNAL;
     host->fail(q->call, code, "%s", msg);
     host->complete(q->call, MCPD_ERROR);
   }
+  return 0;
 }
 
 /* --- forwarding ---------------------------------------------------------- */
@@ -743,7 +773,7 @@ void up_command(px_upstream *u, px_cmd *cmd) {
 /* --- listing ---------------------------------------------------------- */
 
 static void list(px_upstream *u, px_kind kind, json_object *acc,
-                 const char *cursor) {
+                 const char *cursor, int page) {
   px_pending *q = pending_new(P_LIST);
   json_object *params = json_object_new_object();
   if (q == NULL) {
@@ -754,8 +784,11 @@ static void list(px_upstream *u, px_kind kind, json_object *acc,
   q->what = P_LIST;
   q->kind = kind;
   q->acc = acc ? acc : json_object_new_array();
-  if (cursor != NULL)
+  q->pages = page;
+  if (cursor != NULL) {
     json_object_object_add(params, "cursor", json_object_new_string(cursor));
+    q->cursor = strdup(cursor);
+  }
   u->listing[kind] = 1;
   if (request(u, ent_list_method(kind), params, q, 0) != 0)
     u->listing[kind] = 0;
@@ -767,7 +800,7 @@ static void relist(px_upstream *u, px_kind kind) {
   if (u->listing[kind])
     u->relist[kind] = 1;
   else
-    list(u, kind, NULL, NULL);
+    list(u, kind, NULL, NULL, 1);
 }
 
 static void first_listing_done(px_upstream *u) {
@@ -783,29 +816,42 @@ static void listed(px_upstream *u, px_pending *q, json_object *result,
   px_kind kind = q->kind;
 
   if (error != NULL) {
-    json_object *m;
     logf_(u, MCPD_LOG_WARNING, "%s failed: %s", ent_list_method(kind),
-          json_object_object_get_ex(error, "message", &m)
-              ? json_object_get_string(m)
-              : "error");
+          error_message(error));
   } else {
     if (json_object_object_get_ex(result, ent_list_key(kind), &items) &&
         json_object_is_type(items, json_type_array))
       for (size_t i = 0; i < json_object_array_length(items); i++)
         json_object_array_add(
             q->acc, json_object_get(json_object_array_get_idx(items, i)));
+    /* A cursor that leads back to its own page, or on forever, ends the
+     * listing with what came so far. */
     if (json_object_object_get_ex(result, "nextCursor", &next) &&
-        json_object_is_type(next, json_type_string) &&
-        json_object_array_length(q->acc) < 100000) {
-      list(u, kind, take(&q->acc), json_object_get_string(next));
-      return;
+        json_object_is_type(next, json_type_string)) {
+      const char *cursor = json_object_get_string(next);
+      if (q->cursor != NULL && strcmp(cursor, q->cursor) == 0) {
+        logf_(u, MCPD_LOG_WARNING,
+              "%s: the nextCursor of page %d is the cursor that asked for "
+              "it; the listing ends there",
+              ent_list_method(kind), q->pages);
+      } else if (json_object_array_length(q->acc) >= LIST_MAX_ITEMS ||
+                 q->pages >= LIST_MAX_PAGES) {
+        logf_(u, MCPD_LOG_WARNING,
+              "%s: stopped after %zu items in %d pages; its nextCursor "
+              "does not end",
+              ent_list_method(kind), json_object_array_length(q->acc),
+              q->pages);
+      } else {
+        list(u, kind, take(&q->acc), cursor, q->pages + 1);
+        return;
+      }
     }
     ent_apply(u, kind, q->acc);
   }
   u->listing[kind] = 0;
   if (u->relist[kind]) {
     u->relist[kind] = 0;
-    list(u, kind, NULL, NULL);
+    list(u, kind, NULL, NULL, 1);
     return;
   }
   first_listing_done(u);
@@ -912,7 +958,7 @@ static void ready(px_upstream *u, json_object *result) {
   for (int k = 0; k < PX_KINDS; k++)
     if (has_cap(u, caps[k])) {
       u->first_listing++;
-      list(u, (px_kind)k, NULL, NULL);
+      list(u, (px_kind)k, NULL, NULL, 1);
     }
   first_listing_done(u);
 }
@@ -931,10 +977,12 @@ static int serves_modern(json_object *result) {
   if (!json_object_object_get_ex(result, "supportedVersions", &list) ||
       !json_object_is_type(list, json_type_array))
     return 0;
-  for (size_t i = 0; i < json_object_array_length(list); i++)
-    if (strcmp(json_object_get_string(json_object_array_get_idx(list, i)),
-               MODERN_VERSION) == 0)
+  for (size_t i = 0; i < json_object_array_length(list); i++) {
+    json_object *v = json_object_array_get_idx(list, i);
+    if (json_object_is_type(v, json_type_string) &&
+        strcmp(json_object_get_string(v), MODERN_VERSION) == 0)
       return 1;
+  }
   return 0;
 }
 
@@ -964,11 +1012,8 @@ static void answered(px_upstream *u, json_object *msg) {
   switch (q->what) {
   case P_INIT:
     if (error != NULL) {
-      json_object *m;
       snprintf(u->gone_why, sizeof(u->gone_why), "initialize refused: %s",
-               json_object_object_get_ex(error, "message", &m)
-                   ? json_object_get_string(m)
-                   : "error");
+               error_message(error));
       discover(u);
     } else {
       ready(u, result);
@@ -1011,22 +1056,18 @@ static void answered(px_upstream *u, json_object *msg) {
                   u->name);
       break;
     }
-    finish_call(u, q, result, error);
+    if (finish_call(u, q, result, error))
+      q = NULL; /* an input_required round took it */
     break;
   }
   case P_CALL:
-    finish_call(u, q, result, error);
-    if (q->answers != NULL)
-      q = NULL; /* back in `pending` for an input_required round */
+    if (finish_call(u, q, result, error))
+      q = NULL; /* an input_required round took it */
     break;
   case P_QUIET:
-    if (error != NULL) {
-      json_object *m;
+    if (error != NULL)
       logf_(u, MCPD_LOG_DEBUG, "request %lld failed: %s", (long long)q->id,
-            json_object_object_get_ex(error, "message", &m)
-                ? json_object_get_string(m)
-                : "error");
-    }
+            error_message(error));
     break;
   }
   if (q != NULL)
@@ -1180,6 +1221,8 @@ static void notification(px_upstream *u, json_object *msg) {
         !json_object_object_get_ex(params, "progressToken", &token) ||
         !json_object_is_type(token, json_type_int) ||
         !json_object_object_get_ex(params, "progress", &progress) ||
+        !(json_object_is_type(progress, json_type_int) ||
+          json_object_is_type(progress, json_type_double)) ||
         (q = find_pending(u, json_object_get_int64(token))) == NULL ||
         q->call == NULL)
       return;
@@ -1246,6 +1289,8 @@ static void on_stderr(void *arg, const char *line) {
  * the state the upstream gave. */
 static void retry(px_upstream *u, px_pending *q) {
   json_object *params = NULL, *meta, *token;
+  mcpd_call *call = q->call;
+  px_call_kind kind = q->call_kind;
   q = take_pending(u, q->id);
   if (json_object_deep_copy(q->params, &params, NULL) != 0) {
     fail_call(u, q->call, q->call_kind, "%s: out of memory", u->name);
@@ -1262,9 +1307,8 @@ static void retry(px_upstream *u, px_pending *q) {
       json_object_object_get_ex(meta, "progressToken", &token))
     json_object_object_add(meta, "progressToken",
                            json_object_new_int64(u->next_id));
-  if (request(u, q->method, params, q, 0) != 0)
-    fail_call(u, q->call, q->call_kind, "%s: could not send the request",
-              u->name);
+  if (request(u, q->method, params, q, 0) != 0) /* q is freed */
+    fail_call(u, call, kind, "%s: could not send the request", u->name);
 }
 
 /* A name mcpd takes as the key of a question (1-47 of A-Z a-z 0-9 _.:-). */
@@ -1297,6 +1341,7 @@ static int input_round(px_upstream *u, px_pending *q, json_object *result) {
 
   if (!u->modern || q->params == NULL ||
       !json_object_object_get_ex(result, "resultType", &rt) ||
+      !json_object_is_type(rt, json_type_string) ||
       strcmp(json_object_get_string(rt), "input_required") != 0)
     return 0;
   json_object_put(q->answers);
@@ -1308,62 +1353,73 @@ static int input_round(px_upstream *u, px_pending *q, json_object *result) {
   q->waiting = 0;
   q->next = u->pending;
   u->pending = q;
+  /* An upstream that asks again and again (or asks only what the proxy
+   * answers itself) would be sent the call for ever. */
+  if (++q->rounds > MAX_ROUNDS) {
+    char why[200];
+    snprintf(why, sizeof(why), "%s asked for input %d times; given up", u->name,
+             MAX_ROUNDS);
+    round_failed(u, q, why);
+    return 1;
+  }
+  /* A round that asks nothing would be sent again at once, for ever. */
   if (!json_object_object_get_ex(result, "inputRequests", &reqs) ||
-      !json_object_is_type(reqs, json_type_object))
-    reqs = NULL;
-  if (reqs != NULL) {
-    json_object_object_foreach(reqs, key, req) {
-      json_object *m = NULL, *params = NULL, *copy = NULL;
-      const char *method;
-      ask *a;
-      json_object_object_get_ex(req, "method", &m);
-      json_object_object_get_ex(req, "params", &params);
-      method = m ? json_object_get_string(m) : "";
-      if (strcmp(method, "roots/list") == 0) {
-        json_object *answer = json_object_new_object();
-        json_object *roots = host->call_roots(q->call);
-        json_object_object_add(answer, "roots",
-                               roots ? roots : json_object_new_array());
-        json_object_object_add(q->answers, key, answer);
-        continue;
-      }
-      if (strcmp(method, "elicitation/create") != 0 &&
-          strcmp(method, "sampling/createMessage") != 0) {
-        char why[200];
-        snprintf(why, sizeof(why),
-                 "%s asks \"%.60s\", which mcpd cannot pass on", u->name,
-                 method);
-        round_failed(u, q, why);
-        return 1;
-      }
-      if ((a = calloc(1, sizeof(*a))) == NULL ||
-          (a->key = strdup(key)) == NULL ||
-          (params != NULL && json_object_deep_copy(params, &copy, NULL) != 0)) {
-        if (a != NULL)
-          free(a->key);
-        free(a);
-        round_failed(u, q, "out of memory");
-        return 1;
-      }
-      a->px = u->px;
-      a->u = u;
-      a->gen = u->gen;
-      a->id = json_object_new_int64(q->id);
-      if (copy == NULL)
-        copy = json_object_new_object();
-      q->waiting++;
-      if ((usable_key(key) ? host->client_request_keyed(q->call, key, method,
-                                                        copy, asked, a)
-                           : host->client_request(q->call, method, copy, asked,
-                                                  a)) != MCPD_OK) {
-        char why[300];
-        snprintf(why, sizeof(why), "%s", host->last_error());
-        json_object_put(a->id);
+      !json_object_is_type(reqs, json_type_object) ||
+      json_object_object_length(reqs) == 0) {
+    char why[200];
+    snprintf(why, sizeof(why), "%s asked for input but named none", u->name);
+    round_failed(u, q, why);
+    return 1;
+  }
+  json_object_object_foreach(reqs, key, req) {
+    json_object *m = NULL, *params = NULL, *copy = NULL;
+    const char *method;
+    ask *a;
+    json_object_object_get_ex(req, "method", &m);
+    json_object_object_get_ex(req, "params", &params);
+    method = m ? json_object_get_string(m) : "";
+    if (strcmp(method, "roots/list") == 0) {
+      json_object *answer = json_object_new_object();
+      json_object *roots = host->call_roots(q->call);
+      json_object_object_add(answer, "roots",
+                             roots ? roots : json_object_new_array());
+      json_object_object_add(q->answers, key, answer);
+      continue;
+    }
+    if (strcmp(method, "elicitation/create") != 0 &&
+        strcmp(method, "sampling/createMessage") != 0) {
+      char why[200];
+      snprintf(why, sizeof(why), "%s asks \"%.60s\", which mcpd cannot pass on",
+               u->name, method);
+      round_failed(u, q, why);
+      return 1;
+    }
+    if ((a = calloc(1, sizeof(*a))) == NULL || (a->key = strdup(key)) == NULL ||
+        (params != NULL && json_object_deep_copy(params, &copy, NULL) != 0)) {
+      if (a != NULL)
         free(a->key);
-        free(a);
-        round_failed(u, q, why);
-        return 1;
-      }
+      free(a);
+      round_failed(u, q, "out of memory");
+      return 1;
+    }
+    a->px = u->px;
+    a->u = u;
+    a->gen = u->gen;
+    a->id = json_object_new_int64(q->id);
+    if (copy == NULL)
+      copy = json_object_new_object();
+    q->waiting++;
+    if ((usable_key(key)
+             ? host->client_request_keyed(q->call, key, method, copy, asked, a)
+             : host->client_request(q->call, method, copy, asked, a)) !=
+        MCPD_OK) {
+      char why[300];
+      snprintf(why, sizeof(why), "%s", host->last_error());
+      json_object_put(a->id);
+      free(a->key);
+      free(a);
+      round_failed(u, q, why);
+      return 1;
     }
   }
   if (q->waiting == 0)
