@@ -40,14 +40,18 @@ static int post_call(mcpd_call *call, const mcpd_request *req,
         json_object_object_get_ex(req->meta, "progressToken", &token))
       cmd->extra = json_object_new_boolean(1);
   }
-  p->host->on_cancel(call, cancelled, call);
+  /* The call first: a call already cancelled runs cancelled() inside
+   * on_cancel(), and that command must find the call queued before it. */
   px_post(p, cmd);
+  p->host->on_cancel(call, cancelled, call);
   return MCPD_OK;
 }
 
-/* The live instances (two while a new copy replaces an old one): a
- * cancellation names only its call, so each instance hears of it and the
- * one whose upstream runs the call acts. */
+/* The live instances of this copy of the plugin (mcpd loads each file
+ * from a private copy, so a reload has globals of its own; a second
+ * instance here would be a second load of the same copy): a cancellation
+ * names only its call, so each instance hears of it and the one whose
+ * upstream runs the call acts. */
 static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
 static px *instances;
 

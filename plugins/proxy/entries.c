@@ -10,6 +10,7 @@
  * long, or that another entry already took, is skipped with one log line.
  * URIs and templates keep their text: reads are routed by which upstream
  * offered the entry mcpd matched (its `data`). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,6 +331,21 @@ static void parse_listing(px_upstream *u, px_kind kind, json_object *items,
   }
 }
 
+/* The other server of this instance that holds `key` in mcpd, or NULL.
+ * mcpd would refuse the second add on its loop, after add_*() returned:
+ * the proxy must not believe it holds the entry (its restart would then
+ * remove the first server's). */
+static const char *held_by(const px_upstream *u, px_kind kind,
+                           const char *key) {
+  for (size_t i = 0; i < u->px->n_ups; i++) {
+    const px_upstream *o = u->px->ups[i];
+    const px_entry *e;
+    if (o != u && (e = find(&o->entries[kind], key)) != NULL && e->added)
+      return o->name;
+  }
+  return NULL;
+}
+
 void ent_apply(px_upstream *u, px_kind kind, json_object *items) {
   px_entries fresh = {0}, *old = &u->entries[kind];
   char *kept;
@@ -350,8 +366,16 @@ void ent_apply(px_upstream *u, px_kind kind, json_object *items) {
     }
   }
   for (size_t i = 0; i < fresh.n; i++) {
+    const char *other;
     if (kept[i])
       continue;
+    if ((other = held_by(u, kind, fresh.v[i].key)) != NULL) {
+      char why[200];
+      snprintf(why, sizeof(why), "server \"%s\" offers it already", other);
+      skipped(u, kind, fresh.v[i].upname, why);
+      fresh.v[i].added = 0;
+      continue;
+    }
     fresh.v[i].added = add(u, kind, &fresh.v[i]) == MCPD_OK;
     if (!fresh.v[i].added)
       skipped(u, kind, fresh.v[i].upname, u->px->host->last_error());

@@ -191,6 +191,7 @@ static int proxy_init(const mcpd_host *host, mcpd_self *self,
   px *p = calloc(1, sizeof(*p));
   struct timespec until;
   int64_t deadline;
+  int rc;
 
   if (p == NULL)
     return config_error(host, errmsg, "out of memory");
@@ -211,9 +212,9 @@ static int proxy_init(const mcpd_host *host, mcpd_self *self,
   if ((p->multi = curl_multi_init()) == NULL)
     return config_error(host, errmsg, "curl_multi_init failed");
   p->starting = p->n_ups;
-  if (pthread_create(&p->thread, NULL, loop, p) != 0)
+  if ((rc = pthread_create(&p->thread, NULL, loop, p)) != 0)
     return config_error(host, errmsg, "cannot start the proxy thread: %s",
-                        strerror(errno));
+                        strerror(rc));
   p->thread_started = 1;
   /* Wait for the first listings, bounded: a slow upstream joins later
    * with list_changed. */

@@ -47,8 +47,9 @@ typedef struct px_cmd {
   /* Owned deep copies.  CALL: the arguments (completion: the context's
    * arguments); ANSWER: the client's result, or an error object. */
   json_object *params;
-  /* CALL: the client's progress token (a copy), or NULL.  Completion: the
-   * argument's name and value, as {"name","value"}. */
+  /* CALL: true when the client asked for progress (the token stays
+   * mcpd's), or NULL.  Completion: the argument's name and value, as
+   * {"name","value"}. */
   json_object *extra;
   /* SUBSCRIBE: on or off.  ANSWER: 1 for a result, 0 for an error. */
   int flag;

@@ -28,6 +28,8 @@
 /* The longest line an upstream may write: a bigger message ends the
  * link rather than the memory. */
 #define MAX_LINE (16u << 20)
+/* The most written to a child and not yet read by it. */
+#define MAX_PENDING ((size_t)64 << 20)
 /* How long a child that closed its stdout has to exit, and one asked to
  * stop has to go, before its group is killed. */
 #define EXIT_GRACE_MS 2000
@@ -224,7 +226,10 @@ static int link_send(px_link *base, json_object *msg) {
   if (l->closed || l->in < 0)
     return -1;
   s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
-  if (s == NULL || sbuf_add(&l->wbuf, s, len) || sbuf_add(&l->wbuf, "\n", 1))
+  /* A child that stops reading its stdin fails what is sent to it then,
+   * rather than growing our memory without bound. */
+  if (s == NULL || l->wbuf.len - l->woff + len > MAX_PENDING ||
+      sbuf_add(&l->wbuf, s, len) || sbuf_add(&l->wbuf, "\n", 1))
     return -1;
   flush(l);
   return 0;

@@ -1114,10 +1114,12 @@ static void asked(void *arg, json_object *result, int code,
   cmd->gen = a->gen;
   cmd->id = a->id;
   cmd->name = a->key;
-  if (result != NULL) {
+  if (result != NULL &&
+      json_object_deep_copy(result, &cmd->params, NULL) == 0) {
     cmd->flag = 1;
-    json_object_deep_copy(result, &cmd->params, NULL);
   } else {
+    if (result != NULL)
+      code = -32603, message = "out of memory";
     cmd->params = json_object_new_object();
     json_object_object_add(cmd->params, "code", json_object_new_int(code));
     json_object_object_add(cmd->params, "message",
@@ -1362,7 +1364,15 @@ static int input_round(px_upstream *u, px_pending *q, json_object *result) {
     round_failed(u, q, why);
     return 1;
   }
-  /* A round that asks nothing would be sent again at once, for ever. */
+  /* A round may carry only new state: the call goes again with it.  One
+   * that carries neither would be sent again at once, for ever. */
+  if ((!json_object_object_get_ex(result, "inputRequests", &reqs) ||
+       !json_object_is_type(reqs, json_type_object) ||
+       json_object_object_length(reqs) == 0) &&
+      q->state != NULL) {
+    retry(u, q);
+    return 1;
+  }
   if (!json_object_object_get_ex(result, "inputRequests", &reqs) ||
       !json_object_is_type(reqs, json_type_object) ||
       json_object_object_length(reqs) == 0) {

@@ -497,6 +497,7 @@ function modern(msg) {
             { name: 'no_questions', inputSchema: OBJ },
             { name: 'roots_round', inputSchema: OBJ },
             { name: 'roots_forever', inputSchema: OBJ },
+            { name: 'state_only', inputSchema: OBJ },
             { name: 'odd_round', inputSchema: OBJ },
           ],
         },
@@ -506,7 +507,14 @@ function modern(msg) {
       if (name === 'null_type') return send({ id, result: { resultType: null, ...text('null resultType') } });
       if (name === 'number_type') return send({ id, result: { resultType: 5, ...text('number resultType') } });
       const round = (inputRequests) => send({ id, result: { resultType: 'input_required', inputRequests, requestState: 's' } });
-      if (name === 'no_questions') return round(state.rounds++ % 2 ? {} : 'none');
+      // Neither a question nor state: nothing to send the call again with.
+      if (name === 'no_questions')
+        return send({ id, result: { resultType: 'input_required', inputRequests: state.rounds++ % 2 ? {} : 'none' } });
+      // Only new state, which the revision allows: done when it comes back.
+      if (name === 'state_only') {
+        if (params?.requestState === 'step-2') return send({ id, result: { resultType: 'complete', ...text('state came back') } });
+        return send({ id, result: { resultType: 'input_required', requestState: 'step-2' } });
+      }
       // A question the proxy answers itself, so the call goes again at once.
       if (name === 'roots_round') {
         const answer = params?.inputResponses?.r;

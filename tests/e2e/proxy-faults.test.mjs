@@ -445,6 +445,8 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
     for (let i = 0; i < 3; i++) {
       assert.equal(resultText((await call(mcpd, 'bad_roots_round')).result), 'roots {"roots":[]}');
     }
+    // A round with only new state goes again with it.
+    assert.equal(resultText((await call(mcpd, 'bad_state_only')).result), 'state came back');
     // One that asks for ever is given up after 16 rounds, not at the deadline.
     assertToolError(await call(mcpd, 'bad_roots_forever'), /^bad asked for input 16 times; given up$/);
     assert.equal(resultText((await call(mcpd, 'bad_echo', { a: 1 })).result), 'modern {"a":1}');

@@ -23,7 +23,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, SRCDIR, configFile, makePluginDir, resultText, sleep, track, withTimeout } from './lib.mjs';
+import { MCPD, SRCDIR, configFile, makePluginDir, resultText, session, sleep, track, withTimeout } from './lib.mjs';
 
 const UPSTREAM = path.join(SRCDIR, 'tests', 'e2e', 'modern-upstream.mjs');
 
@@ -164,5 +164,19 @@ describe('proxy: an upstream that speaks only 2026-07-28', () => {
     assert.equal(resultText(res), 'done: ship');
     assert.ok(asked.length >= 1 && asked.every((m) => m === 'Really ship?'), JSON.stringify(asked));
     assert.equal(resultText(await client.callTool({ name: 'm_greet', arguments: { name: 'Cy' } })), 'hello Cy');
+  });
+
+  test('two servers offering the same URI: one holds it, the other one is skipped with a line naming the holder', async (t) => {
+    const config = await configFile({
+      plugins: { proxy: { servers: { m1: STDIO, m2: { ...STDIO, prefix: 'two_' } } } },
+    });
+    const mcpd = await session(t, { plugins: ['proxy'], args: ['--config', config, '--no-watch'] });
+    const names = (await mcpd.request('tools/list', {})).result.tools.map((x) => x.name);
+    assert.ok(names.includes('m1_greet') && names.includes('two_greet'), names.join(' '));
+    const { resources } = (await mcpd.request('resources/list', {})).result;
+    assert.deepEqual(resources.map((r) => r.uri), ['note://hello']);
+    assert.match(mcpd.stderr, /resource "note:\/\/hello" skipped: server "m[12]" offers it already/);
+    const read = await mcpd.request('resources/read', { uri: 'note://hello' });
+    assert.equal(read.result.contents[0].text, 'hello');
   });
 });
