@@ -19,7 +19,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { BUILDDIR, MCPD, configFile, makeTempDir, resultText, runMcpd, sleep, withTimeout } from './lib.mjs';
+import { BUILDDIR, configFile, makeTempDir, MCPD, resultText, runMcpd, sleep, until, withTimeout } from './lib.mjs';
 
 const ABI10 = path.join(BUILDDIR, 'tests', 'abi', '.libs', 'abi10.so');
 
@@ -63,15 +63,6 @@ async function connect(t, args = []) {
     onmessage?.(m, extra);
   };
   return { client, received, stderr: () => stderr };
-}
-
-/** Resolves once `cond()` resolves truthy, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** Asserts that `promise` rejects with McpError `code`; returns the error. */
@@ -243,7 +234,7 @@ describe('ABI 1.0 plugin in the current host', () => {
       await sleep(100);
       ac.abort('test');
       await assert.rejects(call);
-      await until(async () => (await stats(client)) === 'subscribed 0, cancels 1, seen 1', 5000, 'on_cancel to run');
+      await until(async () => (await stats(client)) === 'subscribed 0, cancels 1, seen 1', 5000, 'on_cancel to run', 20);
       // The plugin still serves, and the thread finished (another call completes).
       assert.equal(await text(client, 'abi10_async', { steps: 1 }), 'async done after 1 steps');
     });
@@ -266,7 +257,7 @@ describe('ABI 1.0 plugin in the current host', () => {
       client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => lines.push(n.params));
       await client.setLoggingLevel('info');
       assert.equal(await text(client, 'abi10_log'), 'logged');
-      await until(() => lines.length > 0, 5000, 'the log notification');
+      await until(() => lines.length > 0, 5000, 'the log notification', 20);
       assert.deepEqual(lines[0], { level: 'info', logger: 'abi10', data: 'abi10 log 42' });
     });
   });
@@ -336,15 +327,15 @@ describe('ABI 1.0 plugin in the current host', () => {
       const updated = [];
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
       await client.subscribeResource({ uri: 'abi10://static' });
-      await until(async () => (await stats(client)) === 'subscribed 1, cancels 0, seen 0', 5000, 'subscribe(1)');
+      await until(async () => (await stats(client)) === 'subscribed 1, cancels 0, seen 0', 5000, 'subscribe(1)', 20);
       assert.equal(await text(client, 'abi10_touch'), 'touched');
-      await until(() => updated.length > 0, 5000, 'notifications/resources/updated');
+      await until(() => updated.length > 0, 5000, 'notifications/resources/updated', 20);
       assert.deepEqual(updated, ['abi10://static']);
       await client.subscribeResource({ uri: 'abi10://items/alpha' });
-      await until(async () => (await stats(client)) === 'subscribed 2, cancels 0, seen 0', 5000, 'template subscribe(1)');
+      await until(async () => (await stats(client)) === 'subscribed 2, cancels 0, seen 0', 5000, 'template subscribe(1)', 20);
       await client.unsubscribeResource({ uri: 'abi10://static' });
       await client.unsubscribeResource({ uri: 'abi10://items/alpha' });
-      await until(async () => (await stats(client)) === 'subscribed 0, cancels 0, seen 0', 5000, 'subscribe(0)');
+      await until(async () => (await stats(client)) === 'subscribed 0, cancels 0, seen 0', 5000, 'subscribe(0)', 20);
     });
   });
 
@@ -445,7 +436,7 @@ describe('ABI 1.0 plugin in the current host', () => {
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => changed.prompts++);
 
     assert.equal(await text(client, 'abi10_dynamic', { op: 'add' }), 'added; bad name refused with a reason');
-    await until(() => changed.tools && changed.resources && changed.prompts, 5000, 'list_changed');
+    await until(() => changed.tools && changed.resources && changed.prompts, 5000, 'list_changed', 20);
     assert.ok((await client.listTools()).tools.some((x) => x.name === 'abi10_dyn_tool'));
     assert.ok((await client.listResources()).resources.some((x) => x.uri === 'abi10://dyn'));
     assert.ok(

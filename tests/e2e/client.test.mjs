@@ -20,7 +20,7 @@ import {
   ListRootsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, isResponse, makePluginDir, sleep, withTimeout } from './lib.mjs';
+import { isResponse, makePluginDir, MCPD, sleep, until, withTimeout } from './lib.mjs';
 
 /** Generous: the machine running the tests may be slow and busy. */
 const WAIT = 20000;
@@ -68,15 +68,6 @@ async function connect(t, { capabilities = {}, args = [], setup } = {}) {
   child = transport._process;
   assert.ok(child, 'SDK internals changed: no _process on the transport');
   return { client, child, received, sent, errors, stderr: () => stderr };
-}
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 /** The requests mcpd sent the client with `method`, in order. */
@@ -243,8 +234,7 @@ describe('asking the client (SDK client, asker plugin)', () => {
     await until(
       () => requestsOf(conn, 'roots/list').some((r) => answerTo(conn, r.id)),
       WAIT,
-      'the answer to mcpd\u2019s own roots/list',
-    );
+      'the answer to mcpd\u2019s own roots/list', 10);
     const seen = await conn.client.callTool({ name: 'roots', arguments: {} });
     assert.notEqual(seen.isError, true, JSON.stringify(seen));
     assert.deepEqual(JSON.parse(textOf(seen)), roots);
@@ -326,7 +316,7 @@ describe('asking the client (SDK client, asker plugin)', () => {
       cancels.map((n) => n.params.requestId),
       [request.id],
     );
-    await until(() => aborted.length === 1, WAIT, 'the SDK handler to see the cancellation');
+    await until(() => aborted.length === 1, WAIT, 'the SDK handler to see the cancellation', 10);
     assert.deepEqual(aborted, [request.id]);
     assert.equal(answerTo(conn, request.id), undefined, 'the client answered a cancelled request');
 
@@ -391,9 +381,8 @@ describe('asking the client (SDK client, asker plugin)', () => {
     await until(
       () => notificationsOf(conn, 'notifications/cancelled').some((n) => n.params.requestId === request.id),
       WAIT,
-      'notifications/cancelled for the elicitation',
-    );
-    await until(() => aborted.length === 1, WAIT, 'the SDK handler to see the cancellation');
+      'notifications/cancelled for the elicitation', 10);
+    await until(() => aborted.length === 1, WAIT, 'the SDK handler to see the cancellation', 10);
     assert.deepEqual(await conn.client.ping(), {});
     // Time for a response that must not come.
     await sleep(300);
@@ -421,8 +410,7 @@ describe('asking the client (SDK client, asker plugin)', () => {
     await until(
       () => requestsOf(conn, 'roots/list').some((r) => answerTo(conn, r.id)),
       WAIT,
-      'the first roots/list',
-    );
+      'the first roots/list', 10);
     assert.deepEqual(await current(), roots);
     const before = await changes();
 
@@ -448,7 +436,7 @@ describe('asking the client (SDK client, asker plugin)', () => {
         client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
           const n = ids.push(extra.requestId) - 1;
           // The first waits until the second has been answered.
-          if (n === 0) await until(() => ids.length === 2 && answerTo(conn, ids[1]), WAIT, 'the second answer');
+          if (n === 0) await until(() => ids.length === 2 && answerTo(conn, ids[1]), WAIT, 'the second answer', 10);
           return { ...SAMPLING_RESULT, content: { type: 'text', text: `answer ${n}` } };
         }),
     });

@@ -23,7 +23,7 @@ import {
   McpError,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, configFile, isResponse, makePluginDir, pluginPath, sleep, withTimeout } from './lib.mjs';
+import { configFile, isResponse, makePluginDir, MCPD, pluginPath, sleep, until, withTimeout } from './lib.mjs';
 
 const IMAGE =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -377,15 +377,6 @@ function responseIndex(conn, id) {
 
 function notificationsOf(conn, method) {
   return conn.received.filter((m) => m.method === method && !('id' in m));
-}
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 /** Asserts that `promise` rejects with an McpError of `code`; returns it. */
@@ -914,7 +905,7 @@ describe('everything fixture (SDK client)', () => {
       for (let round = 1; round <= 2; round++) {
         const before = count();
         await conn.client.subscribeResource({ uri: WATCHED });
-        await until(() => count() >= before + 2, 20 * interval, `two updates in round ${round}`);
+        await until(() => count() >= before + 2, 20 * interval, `two updates in round ${round}`, 10);
         await conn.client.unsubscribeResource({ uri: WATCHED });
         // One update may have been under way when the unsubscribe arrived.
         await sleep(interval);
@@ -946,7 +937,7 @@ describe('everything fixture (SDK client)', () => {
       const conn = await connect(t, { config: { watch_interval_ms: interval } });
       const count = () => notificationsOf(conn, 'notifications/resources/updated').length;
       await conn.client.subscribeResource({ uri: WATCHED });
-      await until(() => count() >= 2, 20 * interval, 'updates before the reload');
+      await until(() => count() >= 2, 20 * interval, 'updates before the reload', 10);
 
       // A fresh copy renamed over the old file, then a rescan.
       const so = path.join(conn.dir, 'everything.so');
@@ -954,9 +945,9 @@ describe('everything fixture (SDK client)', () => {
       await fsp.chmod(`${so}.new`, 0o644);
       await fsp.rename(`${so}.new`, so);
       conn.child.kill('SIGHUP');
-      await until(() => /plugin "everything" .* replaces it/.test(conn.stderr()), 5000, 'the reload');
+      await until(() => /plugin "everything" .* replaces it/.test(conn.stderr()), 5000, 'the reload', 10);
       const reloaded = count();
-      await until(() => count() >= reloaded + 2, 20 * interval, 'updates from the new instance');
+      await until(() => count() >= reloaded + 2, 20 * interval, 'updates from the new instance', 10);
 
       await conn.client.unsubscribeResource({ uri: WATCHED });
       await sleep(interval);

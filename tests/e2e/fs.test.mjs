@@ -22,17 +22,7 @@ import {
   McpError,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import {
-  MCPD,
-  configFile,
-  makePluginDir,
-  makeTempDir,
-  resultText,
-  runMcpd,
-  sleep,
-  track,
-  withTimeout,
-} from './lib.mjs';
+import { configFile, makePluginDir, makeTempDir, MCPD, resultText, runMcpd, sleep, track, until, withTimeout } from './lib.mjs';
 
 const SECRET = 'TOP SECRET: outside the roots';
 const PNG = Buffer.from(
@@ -48,15 +38,6 @@ function fileUri(p) {
   const seg = (s) =>
     encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `file://${p.split('/').map(seg).join('/')}`;
-}
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /**
@@ -543,18 +524,18 @@ describe('fs: subscriptions', () => {
     await client.subscribeResource({ uri });
 
     await fsp.writeFile(file, 'two');
-    await until(() => updates.length >= 1, 5000, 'the first update');
+    await until(() => updates.length >= 1, 5000, 'the first update', 20);
     assert.deepEqual(updates, [uri], 'one write, one coalesced notification');
 
     // An editor's atomic save: a new file renamed over the old one.  The
     // watch moves to the new file, so later writes are still reported.
     await fsp.writeFile(`${file}.tmp`, 'three');
     await fsp.rename(`${file}.tmp`, file);
-    await until(() => updates.length >= 2, 5000, 'the update after the rename');
+    await until(() => updates.length >= 2, 5000, 'the update after the rename', 20);
     await sleep(300);
     const n = updates.length;
     await fsp.appendFile(file, ' and four');
-    await until(() => updates.length > n, 5000, 'the update of the renamed-in file');
+    await until(() => updates.length > n, 5000, 'the update of the renamed-in file', 20);
     assert.ok(updates.every((u) => u === uri), JSON.stringify(updates));
     assert.equal((await client.readResource({ uri })).contents[0].text, 'three and four');
 
@@ -585,7 +566,7 @@ describe('fs: subscriptions', () => {
     const uri = fileUri(file);
     await client.subscribeResource({ uri });
     await fsp.writeFile(file, 'here now');
-    await until(() => updates.length >= 1, 5000, 'the update for a new file');
+    await until(() => updates.length >= 1, 5000, 'the update for a new file', 20);
     assert.equal(updates[0], uri);
   });
 });
@@ -800,7 +781,7 @@ describe('fs: client roots (nothing configured)', () => {
     assert.equal((await client.readResource({ uri })).contents[0].text, 'one');
     await client.subscribeResource({ uri });
     await fsp.writeFile(file, 'two');
-    await until(() => updates.length >= 1, 5000, 'the update under the client root');
+    await until(() => updates.length >= 1, 5000, 'the update under the client root', 20);
     assert.deepEqual(updates, [uri]);
 
     // The roots move elsewhere: once a call has seen them, the file is no

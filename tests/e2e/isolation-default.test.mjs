@@ -23,22 +23,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  McpdProcess,
-  assertCleanStdout,
-  configFile,
-  makePluginDir,
-  makeTempDir,
-  pidAlive,
-  pluginPath,
-  resultText,
-  runMcpd,
-  sleep,
-  waitPidGone,
-  withTimeout,
-  workerProcesses,
-  PLUGIN_MODE,
-} from './lib.mjs';
+import { assertCleanStdout, configFile, makePluginDir, makeTempDir, McpdProcess, pidAlive, PLUGIN_MODE, pluginPath, resultText, runMcpd, sleep, until, waitPidGone, withTimeout, workerProcesses } from './lib.mjs';
 
 /** Tests of mcpd's default placement skip when the suite runs with
  * MCPD_TEST_PLUGIN_MODE=in-process, which overrides it. */
@@ -98,17 +83,6 @@ function sleepsInNanosleep(pid) {
     /* gone, or not ours to read */
   }
   return told ? false : null;
-}
-
-/** Resolves once `cond()` is truthy (polled); rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** Resolves once `mcpd.stderr` matches `re`; rejects after `ms`. */

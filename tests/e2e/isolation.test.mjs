@@ -34,25 +34,7 @@ import {
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import {
-  MCPD,
-  McpdProcess,
-  assertCleanStdout,
-  workerProcesses,
-  configFile,
-  isResponse,
-  makePluginDir,
-  pluginPath,
-  post,
-  rawSession,
-  resultText,
-  responses,
-  sleep,
-  startHttp,
-  waitPidGone,
-  withTimeout,
-  SANITIZED,
-} from './lib.mjs';
+import { assertCleanStdout, configFile, isResponse, makePluginDir, MCPD, McpdProcess, pluginPath, post, rawSession, responses, resultText, SANITIZED, sleep, startHttp, until, waitPidGone, withTimeout, workerProcesses } from './lib.mjs';
 
 const EXIT_MS = 3000;
 const LIST_CHANGED = 'notifications/tools/list_changed';
@@ -66,17 +48,6 @@ const WATCHED = 'test://watched-resource';
 function workerOf(pid, name) {
   for (const [wpid, file] of workerProcesses(pid)) if (path.basename(file) === `${name}.so`) return wpid;
   return undefined;
-}
-
-/** Resolves once `cond()` is truthy (polled); rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** Resolves once `text()` matches `re`, re-checked on every chunk of

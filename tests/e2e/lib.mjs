@@ -176,6 +176,18 @@ export function pidAlive(pid) {
   }
 }
 
+/** Polls `cond()` (sync or async) every `everyMs` until it is truthy, and
+ * resolves to its value; rejects after `ms`, naming `what`. */
+export async function until(cond, ms, what, everyMs = 25) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await cond();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
 /** Polls until `pid` is gone; returns whether it went within `ms`. */
 export async function waitPidGone(pid, ms) {
   const deadline = Date.now() + ms;

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { McpdProcess, configFile, makePluginDir, pluginPath, protocolProblems, resultText, session, sleep } from './lib.mjs';
+import { configFile, makePluginDir, McpdProcess, pluginPath, protocolProblems, resultText, session, sleep, until } from './lib.mjs';
 
 const MODERN = '2026-07-28';
 const K = 'io.modelcontextprotocol/';
@@ -39,14 +39,6 @@ async function listen(mcpd, id, notifications) {
 /** Notifications tagged for listen `id`, so far. */
 function tagged(mcpd, id, method) {
   return mcpd.messages.filter((m) => !('id' in m) && m.params?._meta?.[SUB] === id && (!method || m.method === method));
-}
-
-async function until(pred, ms, what) {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 function assertError(res, code, what) {
@@ -113,7 +105,7 @@ describe('subscriptions/listen', () => {
     fs.copyFileSync(pluginPath('good'), tmp);
     fs.chmodSync(tmp, 0o644);
     fs.renameSync(tmp, path.join(mcpd.pluginDir, 'good.so'));
-    await until(() => tagged(mcpd, 'tools', 'notifications/tools/list_changed').length >= 1, 10000, 'tools list_changed');
+    await until(() => tagged(mcpd, 'tools', 'notifications/tools/list_changed').length >= 1, 10000, 'tools list_changed', 20);
     const list = await modern(mcpd, 'tools/list');
     assert.ok(list.result.tools.length > 1);
     await sleep(200);
@@ -129,7 +121,7 @@ describe('subscriptions/listen', () => {
     await listen(mcpd, 'a', { resourceSubscriptions: [WATCHED] });
     await listen(mcpd, 'b', { resourceSubscriptions: [WATCHED], toolsListChanged: true });
     await listen(mcpd, 'c', { toolsListChanged: true });
-    await until(() => tagged(mcpd, 'a', 'notifications/resources/updated').length >= 2 && tagged(mcpd, 'b', 'notifications/resources/updated').length >= 2, 5000, 'updates on both');
+    await until(() => tagged(mcpd, 'a', 'notifications/resources/updated').length >= 2 && tagged(mcpd, 'b', 'notifications/resources/updated').length >= 2, 5000, 'updates on both', 20);
     for (const n of tagged(mcpd, 'a', 'notifications/resources/updated')) assert.equal(n.params.uri, WATCHED);
     assert.equal(tagged(mcpd, 'c', 'notifications/resources/updated').length, 0);
     // Cancelling one leaves the other; no response for the cancelled one.

@@ -16,30 +16,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import {
-  McpdProcess,
-  SRCDIR,
-  assertCleanStdout,
-  configFile,
-  isResponse,
-  makePluginDir,
-  resultText,
-  sleep,
-} from './lib.mjs';
+import { assertCleanStdout, configFile, isResponse, makePluginDir, McpdProcess, resultText, sleep, SRCDIR, until } from './lib.mjs';
 
 const UPSTREAM = path.join(SRCDIR, 'tests', 'e2e', 'bad-upstream.mjs');
 const REQUEST_TIMEOUT = -32001;
-
-/** Polls `cond` (sync or async) until it is truthy; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /**
  * mcpd with the proxy (serving bad-upstream.mjs in `mode` as "bad") and
@@ -126,7 +106,7 @@ async function finish(mcpd) {
  * stderr is a pipe of its own, read apart from stdout. */
 function logged(mcpd, pattern, ms = 5000) {
   const found = () => (typeof pattern === 'string' ? mcpd.stderr.includes(pattern) : pattern.test(mcpd.stderr));
-  return until(found, ms, `the log line ${pattern}`);
+  return until(found, ms, `the log line ${pattern}`, 50);
 }
 
 /** A skipped entry's log line names it. */
@@ -251,8 +231,7 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
         return answersOf(r).has('idle-unknown') && answersOf(r).has('idle-elicit') ? r : null;
       },
       5000,
-      'the answers to the requests sent with no call in flight',
-    );
+      'the answers to the requests sent with no call in flight', 50);
     const answers = answersOf(rep);
     // The proxy's own requests went out in spite of the junk before them.
     assert.equal(rep.initialized, 1);
@@ -291,8 +270,7 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
     await until(
       () => mcpd.stderr.split('bad: bad-upstream stderr line').length > 20000,
       10000,
-      'the 20000 stderr lines in the log',
-    );
+      'the 20000 stderr lines in the log', 50);
     await logged(mcpd, `bad: ${'e'.repeat(200)}`);
 
     // Reads, prompts and completion of the wrong shape are errors.
@@ -318,7 +296,7 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
     const after = await until(async () => {
       const r = await report(mcpd);
       return r.cancelled.length > 0 ? r : null;
-    }, 5000, 'notifications/cancelled upstream');
+    }, 5000, 'notifications/cancelled upstream', 50);
     assert.deepEqual(after.cancelled, after.hung);
 
     await echoWorks(mcpd);
@@ -327,7 +305,7 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
 
   test('a result whose structuredContent is not an object is not passed on as it is', async (t) => {
     const mcpd = await start(t, 'normal');
-    await until(async () => (await toolNames(mcpd)).includes('bad_structured_string'), 10000, 'the upstream tools');
+    await until(async () => (await toolNames(mcpd)).includes('bad_structured_string'), 10000, 'the upstream tools', 50);
     const res = await call(mcpd, 'bad_structured_string');
     if ('result' in res) {
       const sc = res.result.structuredContent;
@@ -338,7 +316,7 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
 
   test('a 20 MiB line, an exit mid-call and a closed stdout: calls fail, the upstream comes back', async (t) => {
     const mcpd = await start(t, 'normal', { deadline: 10000 });
-    await until(async () => (await toolNames(mcpd)).includes('bad_huge'), 10000, 'the upstream tools');
+    await until(async () => (await toolNames(mcpd)).includes('bad_huge'), 10000, 'the upstream tools', 50);
 
     /** Waits until bad_echo answers again after a restart. */
     const back = () =>
@@ -348,14 +326,13 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
           return 'result' in res && resultText(res.result) === 'back';
         },
         12000,
-        'the upstream to be started again',
-      );
+        'the upstream to be started again', 50);
 
     /** Starts a bad_hang call and waits until the upstream has it; the
      * call's response comes in `response`. */
     const hang = async () => {
       const response = call(mcpd, 'bad_hang');
-      await until(async () => (await report(mcpd)).hung.length > 0, 5000, 'the upstream to get bad_hang');
+      await until(async () => (await report(mcpd)).hung.length > 0, 5000, 'the upstream to get bad_hang', 50);
       return { response };
     };
 
@@ -411,13 +388,13 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
     const tools = await until(async () => {
       const names = (await toolNames(mcpd)).filter((n) => n.startsWith('bad_'));
       return names.length > 0 ? names : null;
-    }, 10000, 'the looped tools');
+    }, 10000, 'the looped tools', 50);
     assert.deepEqual(tools.sort(), Array.from({ length: 100 }, (_, i) => `bad_looped_${i}`).sort());
     // A new cursor on every empty page: the listing still ends.
     const { resources } = await until(async () => {
       const r = await mcpd.call('resources/list', {});
       return r.resources.length > 0 ? r : null;
-    }, 20000, 'the resources listing to end');
+    }, 20000, 'the resources listing to end', 50);
     assert.deepEqual(resources.map((r) => r.uri), ['bad://looped']);
     // A nextCursor that is no string ends it; so does a list that is none.
     assert.deepEqual((await mcpd.call('prompts/list', {})).prompts.map((p) => p.name), ['bad_looped']);
@@ -432,7 +409,7 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
   test('a 2026-07-28 upstream: non-strings where strings belong, rounds that ask nothing', async (t) => {
     // Its supportedVersions holds null, a number and an object.
     const mcpd = await start(t, 'modern');
-    await until(async () => (await toolNames(mcpd)).includes('bad_null_type'), 10000, 'the modern upstream tools');
+    await until(async () => (await toolNames(mcpd)).includes('bad_null_type'), 10000, 'the modern upstream tools', 50);
     await logged(mcpd, 'bad: connected to bad-upstream 6.6.6 (protocol 2026-07-28)');
     assert.equal(resultText((await call(mcpd, 'bad_null_type')).result), 'null resultType');
     assert.equal(resultText((await call(mcpd, 'bad_number_type')).result), 'number resultType');

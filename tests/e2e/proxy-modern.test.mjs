@@ -23,7 +23,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, SRCDIR, configFile, makePluginDir, resultText, session, sleep, track, withTimeout } from './lib.mjs';
+import { configFile, makePluginDir, MCPD, resultText, session, sleep, SRCDIR, track, until, withTimeout } from './lib.mjs';
 
 const UPSTREAM = path.join(SRCDIR, 'tests', 'e2e', 'modern-upstream.mjs');
 
@@ -53,14 +53,6 @@ async function httpUpstream(t) {
     'modern-upstream to listen',
   );
   return { url: `http://127.0.0.1:${port}/mcp` };
-}
-
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** Connects `client` to mcpd over stdio; closes both after the test. */
@@ -123,8 +115,8 @@ async function legacyClientScenario(t, server) {
     await client.subscribeResource({ uri: 'note://hello' });
     await sleep(200);
     await client.callTool({ name: 'm_add_tool', arguments: {} });
-    await until(() => updated.includes('note://hello'), 5000, 'resources/updated');
-    await until(() => changed > 0, 5000, 'tools/list_changed');
+    await until(() => updated.includes('note://hello'), 5000, 'resources/updated', 20);
+    await until(() => changed > 0, 5000, 'tools/list_changed', 20);
     let names = [];
     const deadline = Date.now() + 5000;
     while (!names.includes('m_late') && Date.now() < deadline) {

@@ -29,22 +29,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as Client2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Stdio2Transport } from '@modelcontextprotocol/client/stdio';
-import {
-  BUILDDIR,
-  MCPD,
-  SRCDIR,
-  configFile,
-  makeTempDir,
-  pidAlive,
-  resultText,
-  runMcpd,
-  sleep,
-  startHttp,
-  stop,
-  track,
-  waitPidGone,
-  withTimeout,
-} from './lib.mjs';
+import { BUILDDIR, configFile, makeTempDir, MCPD, pidAlive, resultText, runMcpd, sleep, SRCDIR, startHttp, stop, track, until, waitPidGone, withTimeout } from './lib.mjs';
 
 const EVERYTHING_DIR = path.join(SRCDIR, 'tests', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist');
 const EVERYTHING = path.join(EVERYTHING_DIR, 'index.js');
@@ -102,15 +87,6 @@ async function proxyPluginDir() {
 /** An mcpd config file serving `servers` through the proxy. */
 function proxyConfig(servers) {
   return configFile({ plugins: { proxy: { startTimeoutMs: 15000, servers } } });
-}
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** A free loopback port (listen on 0, close, reuse the number). */

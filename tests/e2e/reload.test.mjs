@@ -24,17 +24,7 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import {
-  MCPD,
-  McpdProcess,
-  makePluginDir,
-  pidAlive,
-  pluginPath,
-  protocolProblems,
-  resultText,
-  sleep,
-  withTimeout,
-} from './lib.mjs';
+import { makePluginDir, MCPD, McpdProcess, pidAlive, pluginPath, protocolProblems, resultText, sleep, until, withTimeout } from './lib.mjs';
 
 /** Generous bound for anything that should take tens of milliseconds. */
 const WAIT = 15000;
@@ -56,16 +46,6 @@ process.on('exit', () => {
     }
   }
 });
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 let tmpSeq = 0;
 

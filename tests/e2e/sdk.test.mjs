@@ -11,7 +11,7 @@ import {
   McpError,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCPD, makePluginDir, resultText, sleep, withTimeout } from './lib.mjs';
+import { makePluginDir, MCPD, resultText, sleep, until, withTimeout } from './lib.mjs';
 
 /** Connects an SDK client to a fresh mcpd serving `plugins`. */
 async function connect(t, plugins = ['echo'], args = []) {
@@ -32,15 +32,6 @@ async function connect(t, plugins = ['echo'], args = []) {
   });
   await withTimeout(client.connect(transport), 10000, 'SDK client connect');
   return { client, transport, stderr: () => stderr };
-}
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 describe('official SDK client', () => {
@@ -219,7 +210,7 @@ describe('official SDK client', () => {
     assert.ok(!before.includes('dyn_e2e'));
 
     await client.callTool({ name: 'dyn_add', arguments: { name: 'dyn_e2e' } });
-    await until(() => changes >= 1, 5000, 'notifications/tools/list_changed after dyn_add');
+    await until(() => changes >= 1, 5000, 'notifications/tools/list_changed after dyn_add', 20);
     const during = (await client.listTools()).tools.map((x) => x.name);
     assert.ok(during.includes('dyn_e2e'), `dyn_e2e not listed: ${during}`);
     const called = await client.callTool({ name: 'dyn_e2e', arguments: {} });
@@ -227,7 +218,7 @@ describe('official SDK client', () => {
 
     const seen = changes;
     await client.callTool({ name: 'dyn_remove', arguments: { name: 'dyn_e2e' } });
-    await until(() => changes > seen, 5000, 'notifications/tools/list_changed after dyn_remove');
+    await until(() => changes > seen, 5000, 'notifications/tools/list_changed after dyn_remove', 20);
     const after = (await client.listTools()).tools.map((x) => x.name);
     assert.ok(!after.includes('dyn_e2e'), `dyn_e2e still listed: ${after}`);
     await assert.rejects(client.callTool({ name: 'dyn_e2e', arguments: {} }), (err) => err instanceof McpError && err.code === -32602);

@@ -23,7 +23,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MCPD, makePluginDir, resultText, sleep, startHttp, stop, withTimeout } from './lib.mjs';
+import { makePluginDir, MCPD, resultText, sleep, startHttp, stop, until, withTimeout } from './lib.mjs';
 
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
@@ -54,15 +54,6 @@ function modernClient(options = {}) {
     }));
   }
   return client;
-}
-
-/** Resolves once `cond()` is true, polling; rejects after `ms`. */
-async function until(cond, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** A modern result: the SDK keeps _meta, where mcpd names itself. */
@@ -206,7 +197,7 @@ async function listChanged(connect) {
   await connect(client);
   assert.equal(client.getProtocolEra(), 'modern');
   await client.callTool({ name: 'dyn_add', arguments: { name: 'dyn_sdk2' } });
-  await until(() => seen?.includes('dyn_sdk2'), 5000, 'onChanged with dyn_sdk2');
+  await until(() => seen?.includes('dyn_sdk2'), 5000, 'onChanged with dyn_sdk2', 20);
   const called = await client.callTool({ name: 'dyn_sdk2', arguments: {} });
   assert.equal(resultText(called), 'dynamic dyn_sdk2');
 }
