@@ -83,7 +83,7 @@ EXTRA_DIST += plugins/fetch/README.md
 if HAVE_CURL
 plugins_LTLIBRARIES += plugins/proxy.la
 plugins_proxy_la_SOURCES = plugins/proxy/proxy.c plugins/proxy/proxy.h \
-	plugins/proxy/cmdq.c plugins/proxy/callbacks.c \
+	plugins/proxy/cmdq.c plugins/proxy/callbacks.c plugins/proxy/config.c \
 	plugins/proxy/link.h plugins/proxy/upstream.c plugins/proxy/entries.c \
 	plugins/proxy/stdio_link.c plugins/proxy/http_link.c
 plugins_proxy_la_CPPFLAGS = $(AM_CPPFLAGS) -D_GNU_SOURCE

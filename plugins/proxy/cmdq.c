@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* cmdq.c -- the one place mcpd's threads and the proxy thread share: the
- * queue of commands, and the count init() waits on. */
+ * queue of commands, and the count init() waits on; and the one table
+ * both sides read, MCP's log level names. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "proxy.h"
 
@@ -38,4 +40,14 @@ void px_started(px *p) {
   if (p->starting > 0 && --p->starting == 0)
     pthread_cond_broadcast(&p->cond);
   pthread_mutex_unlock(&p->lock);
+}
+
+int px_log_level(const char *name) {
+  static const char *const names[] = {"debug",   "info",     "notice",
+                                      "warning", "error",    "critical",
+                                      "alert",   "emergency"};
+  for (int i = 0; name != NULL && i < 8; i++)
+    if (strcmp(name, names[i]) == 0)
+      return i;
+  return -1;
 }

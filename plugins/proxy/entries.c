@@ -47,6 +47,11 @@ static json_object *member(json_object *o, const char *key) {
   return json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
+int ent_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
 /* prefix + name, with what ^[A-Za-z0-9_-]$ refuses made '_'; NULL when
  * it would be longer than 64 characters. */
 static char *map_name(const char *prefix, const char *name) {
@@ -56,11 +61,7 @@ static char *map_name(const char *prefix, const char *name) {
     return NULL;
   memcpy(out, prefix, lp);
   for (size_t i = 0; i < ln; i++) {
-    char c = name[i];
-    out[lp + i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                   (c >= '0' && c <= '9') || c == '_' || c == '-')
-                      ? c
-                      : '_';
+    out[lp + i] = ent_name_char(name[i]) ? name[i] : '_';
   }
   out[lp + ln] = '\0';
   return out;
@@ -233,31 +234,18 @@ static int add_prompt(px_upstream *u, const px_entry *e, json_object *item) {
 }
 
 static int add(px_upstream *u, px_kind kind, const px_entry *e) {
-  json_tokener *tok = json_tokener_new_ex(PX_MAX_DEPTH);
-  json_object *item = tok ? json_tokener_parse_ex(tok, e->text, -1) : NULL;
-  int rc = MCPD_ERROR;
-  if (tok != NULL)
-    json_tokener_free(tok);
-  if (item == NULL)
-    return MCPD_ERROR;
   switch (kind) {
   case PX_TOOLS:
-    rc = add_tool(u, e, item);
-    break;
+    return add_tool(u, e, e->item);
   case PX_RESOURCES:
-    rc = add_resource(u, e, item);
-    break;
+    return add_resource(u, e, e->item);
   case PX_TEMPLATES:
-    rc = add_template(u, e, item);
-    break;
+    return add_template(u, e, e->item);
   case PX_PROMPTS:
-    rc = add_prompt(u, e, item);
-    break;
+    return add_prompt(u, e, e->item);
   default:
-    break;
+    return MCPD_ERROR;
   }
-  json_object_put(item);
-  return rc;
 }
 
 static void remove_entry(px_upstream *u, px_kind kind, const px_entry *e) {
@@ -326,6 +314,7 @@ static void parse_listing(px_upstream *u, px_kind kind, json_object *items,
     e.text =
         strdup(json_object_to_json_string_ext(item, JSON_C_TO_STRING_PLAIN));
     e.task_support = kind == PX_TOOLS ? task_support(item) : 0;
+    e.item = item;
     if (e.upname == NULL || e.text == NULL || push(out, e) != 0)
       entry_free(&e);
   }
@@ -380,15 +369,21 @@ void ent_apply(px_upstream *u, px_kind kind, json_object *items) {
     if (!fresh.v[i].added)
       skipped(u, kind, fresh.v[i].upname, u->px->host->last_error());
   }
+  for (size_t i = 0; i < fresh.n; i++)
+    fresh.v[i].item = NULL; /* `items` is the caller's */
   free(kept);
   entries_free(old);
   *old = fresh;
 }
 
 void ent_clear(px_upstream *u) {
-  for (int k = 0; k < PX_KINDS; k++) {
+  for (int k = 0; k < PX_KINDS; k++)
     for (size_t i = 0; i < u->entries[k].n; i++)
       remove_entry(u, (px_kind)k, &u->entries[k].v[i]);
+  ent_forget(u);
+}
+
+void ent_forget(px_upstream *u) {
+  for (int k = 0; k < PX_KINDS; k++)
     entries_free(&u->entries[k]);
-  }
 }

@@ -34,6 +34,7 @@
 #include <json-c/json.h>
 
 #include "../common/base64.h"
+#include "../common/buf.h"
 #include "link.h"
 
 /* The largest SSE event, JSON body or error body read. */
@@ -42,8 +43,6 @@
  * the most of any other body read before the transfer is dropped. */
 #define HL_ERROR_BODY_MAX (64 * 1024)
 #define HL_DISCARD_MAX (1024 * 1024)
-/* As deep as mcpd's own JSON-RPC reader (src/wire/jsonrpc.h) goes. */
-#define HL_MAX_DEPTH 512
 #define HL_CONNECT_TIMEOUT_MS 10000
 #define HL_DELETE_TIMEOUT_MS 1000
 /* The standalone GET is reopened this long after it ends (or what the
@@ -58,38 +57,13 @@
 
 /* --- small pieces --------------------------------------------------------- */
 
-/* A byte buffer kept NUL-terminated, with a cap. */
-struct bytes {
-  char *data;
-  size_t len;
-  size_t cap;
-};
-
-/* Appends; -1 when out of memory or when the total would pass `max`. */
-static int bytes_add(struct bytes *b, const char *p, size_t n, size_t max) {
+/* Appends to a buffer of plugins/common; -1 when out of memory or when
+ * the total would pass `max`. */
+static int bytes_add(struct pc_buf *b, const char *p, size_t n, size_t max) {
   if (n > max || b->len > max - n)
     return -1;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    char *d;
-
-    while (cap < b->len + n + 1)
-      cap *= 2;
-    if ((d = realloc(b->data, cap)) == NULL)
-      return -1;
-    b->data = d;
-    b->cap = cap;
-  }
-  if (n > 0)
-    memcpy(b->data + b->len, p, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-  return 0;
-}
-
-static void bytes_free(struct bytes *b) {
-  free(b->data);
-  memset(b, 0, sizeof(*b));
+  pc_buf_append(b, p, n);
+  return b->failed ? -1 : 0;
 }
 
 /* A formatted string (malloc), or NULL when out of memory. */
@@ -169,7 +143,7 @@ static int is_type(const char *ct, const char *type) {
 /* A JSON text of `len` bytes with nothing but whitespace after it, or
  * NULL. */
 static json_object *parse_json(const char *s, size_t len) {
-  json_tokener *tok = json_tokener_new_ex(HL_MAX_DEPTH);
+  json_tokener *tok = json_tokener_new_ex(PX_MAX_DEPTH);
   json_object *o;
   size_t end;
 
@@ -246,14 +220,14 @@ enum body_use {
 
 /* An SSE parser's state (the WHATWG EventSource rules). */
 struct sse {
-  struct bytes line;  /* the line being read */
-  struct bytes data;  /* the event's data lines, joined by "\n" */
-  struct bytes event; /* the event's type, "" for "message" */
-  char *last_id;      /* the last "id" field */
-  int has_data;       /* a data line arrived for this event */
-  int cr;             /* the last byte was a CR: a LF right after is part
-                       * of the same line end */
-  int first;          /* the first line is yet to come (it may have a BOM) */
+  struct pc_buf line;  /* the line being read */
+  struct pc_buf data;  /* the event's data lines, joined by "\n" */
+  struct pc_buf event; /* the event's type, "" for "message" */
+  char *last_id;       /* the last "id" field */
+  int has_data;        /* a data line arrived for this event */
+  int cr;              /* the last byte was a CR: a LF right after is part
+                        * of the same line end */
+  int first;           /* the first line is yet to come (it may have a BOM) */
 };
 
 struct http_link;
@@ -284,8 +258,8 @@ struct xfer {
   unsigned streaming : 1; /* a GET got its 200 event stream */
   long status;
   enum body_use use;
-  struct bytes resp; /* a B_JSON or B_ERROR body */
-  size_t dropped;    /* bytes of a B_DISCARD body */
+  struct pc_buf resp; /* a B_JSON or B_ERROR body */
+  size_t dropped;     /* bytes of a B_DISCARD body */
   struct sse sse;
   char *session;     /* its Mcp-Session-Id header */
   const char *error; /* why the write callback stopped it */
@@ -395,11 +369,11 @@ static void xfer_reset(struct xfer *x) {
   x->began = x->answered = x->streaming = x->sent_session = x->legacy = 0;
   x->status = 0;
   x->use = B_DISCARD;
-  bytes_free(&x->resp);
+  pc_buf_free(&x->resp);
   x->dropped = 0;
-  bytes_free(&x->sse.line);
-  bytes_free(&x->sse.data);
-  bytes_free(&x->sse.event);
+  pc_buf_free(&x->sse.line);
+  pc_buf_free(&x->sse.data);
+  pc_buf_free(&x->sse.event);
   free(x->sse.last_id);
   memset(&x->sse, 0, sizeof(x->sse));
   x->sse.first = 1;

@@ -153,14 +153,8 @@ static int read_config(px *p, json_object *config, char **errmsg) {
   p->start_timeout_ms = ms;
   p->log_level = strdup("info");
   if (config != NULL && json_object_object_get_ex(config, "logLevel", &v)) {
-    static const char *const levels[] = {"debug",   "info",      "notice",
-                                         "warning", "error",     "critical",
-                                         "alert",   "emergency", NULL};
-    int ok = 0;
-    for (int i = 0; levels[i]; i++)
-      ok |= json_object_is_type(v, json_type_string) &&
-            strcmp(json_object_get_string(v), levels[i]) == 0;
-    if (!ok)
+    if (!json_object_is_type(v, json_type_string) ||
+        px_log_level(json_object_get_string(v)) < 0)
       return config_error(host, errmsg,
                           "logLevel must be one of debug, info, notice, "
                           "warning, error, critical, alert, emergency");

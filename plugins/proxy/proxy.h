@@ -88,6 +88,15 @@ void px_cmd_free(px_cmd *cmd);
  * to start): init() stops waiting once all have. */
 void px_started(px *p);
 
+/* config.c -- servers.NAME of the config, into `u`; MCPD_ERROR with
+ * *errmsg set (host->mprintf).  up_config_free() frees what it read. */
+int up_read_config(px_upstream *u, json_object *def, char **errmsg);
+void up_config_free(px_upstream *u);
+
+/* The index of an MCP log level name ("debug" 0 ... "emergency" 7, as
+ * mcpd_log_level), or -1 (cmdq.c). */
+int px_log_level(const char *name);
+
 /* upstream.c -- one upstream server, on the proxy thread except
  * up_new()/up_free(). */
 /* Reads servers.NAME of the config; NULL with *errmsg set (host->mprintf). */
@@ -123,6 +132,8 @@ typedef struct px_entry {
   char *text;
   int task_support; /* tools: mcpd_task_support */
   int added;        /* mcpd accepted it (else it was skipped, and logged) */
+  /* The listing's object, borrowed while ent_apply() runs, NULL after. */
+  json_object *item;
 } px_entry;
 
 typedef struct px_entries {
@@ -135,6 +146,11 @@ typedef struct px_entries {
 void ent_apply(px_upstream *u, px_kind kind, json_object *items);
 /* Everything `u` offers leaves (it went down). */
 void ent_clear(px_upstream *u);
+/* Frees what `u` offers without telling mcpd (the plugin is going). */
+void ent_forget(px_upstream *u);
+/* Whether `c` may stand in a tool or prompt name every client accepts
+ * (^[A-Za-z0-9_-]$). */
+int ent_name_char(char c);
 /* The entry mcpd knows as `key`, or NULL. */
 const px_entry *ent_find(const px_upstream *u, px_kind kind, const char *key);
 /* The result key of a listing ("tools", ...) and its method. */

@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "../common/buf.h"
 #include "link.h"
 
 /* The longest line an upstream may write: a bigger message ends the
@@ -35,41 +36,25 @@
 #define EXIT_GRACE_MS 2000
 #define STOP_GRACE_MS 500
 
-typedef struct sbuf {
-  char *p;
-  size_t len, cap;
-} sbuf;
-
 typedef struct stdio_link {
   px_link base;
   pid_t pid;
-  int in, out, err; /* our ends; -1 once closed */
-  sbuf wbuf;        /* what is still to be written to the child's stdin */
+  int in, out, err;   /* our ends; -1 once closed */
+  struct pc_buf wbuf; /* what is still to be written to the child's stdin */
   size_t woff;
-  sbuf rbuf, ebuf; /* partial lines from stdout and stderr */
-  int closed;      /* `closed` was reported */
-  int64_t reap_at; /* stdout ended: when to look for the exit again */
-  int64_t kill_at; /* ... and when to stop waiting */
+  struct pc_buf rbuf, ebuf; /* partial lines from stdout and stderr */
+  int closed;               /* `closed` was reported */
+  int64_t reap_at;          /* stdout ended: when to look for the exit again */
+  int64_t kill_at;          /* ... and when to stop waiting */
   char why[200];
 } stdio_link;
 
 extern char **environ;
 
-static int sbuf_add(sbuf *b, const char *p, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *q;
-    while (cap < b->len + n + 1)
-      cap *= 2;
-    if ((q = realloc(b->p, cap)) == NULL)
-      return -1;
-    b->p = q;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-  return 0;
+/* pc_buf_append(), saying whether it worked. */
+static int append(struct pc_buf *b, const char *p, size_t n) {
+  pc_buf_append(b, p, n);
+  return b->failed ? -1 : 0;
 }
 
 static void close_fd(int *fd) {
@@ -122,22 +107,22 @@ static int reap(stdio_link *l) {
 }
 
 /* Hands every complete line of `b` to `line`, keeping the rest. */
-static void split_lines(stdio_link *l, sbuf *b,
+static void split_lines(stdio_link *l, struct pc_buf *b,
                         void (*line)(stdio_link *, char *, size_t)) {
   size_t start = 0;
   char *nl;
-  while (!l->closed && (nl = memchr(b->p + start, '\n', b->len - start))) {
-    size_t n = (size_t)(nl - (b->p + start));
-    b->p[start + n] = '\0';
-    if (n > 0 && b->p[start + n - 1] == '\r')
-      b->p[start + --n] = '\0';
-    line(l, b->p + start, n);
-    start = (size_t)(nl - b->p) + 1;
+  while (!l->closed && (nl = memchr(b->data + start, '\n', b->len - start))) {
+    size_t n = (size_t)(nl - (b->data + start));
+    b->data[start + n] = '\0';
+    if (n > 0 && b->data[start + n - 1] == '\r')
+      b->data[start + --n] = '\0';
+    line(l, b->data + start, n);
+    start = (size_t)(nl - b->data) + 1;
   }
-  memmove(b->p, b->p + start, b->len - start);
+  memmove(b->data, b->data + start, b->len - start);
   b->len -= start;
-  if (b->p)
-    b->p[b->len] = '\0';
+  if (b->data)
+    b->data[b->len] = '\0';
 }
 
 static void message_line(stdio_link *l, char *s, size_t n) {
@@ -175,13 +160,13 @@ static void error_line(stdio_link *l, char *s, size_t n) {
 }
 
 /* Reads what `fd` has; 0 on EOF or error (the descriptor is closed). */
-static int drain(stdio_link *l, int *fd, sbuf *b,
+static int drain(stdio_link *l, int *fd, struct pc_buf *b,
                  void (*line)(stdio_link *, char *, size_t)) {
   char chunk[65536];
   for (;;) {
     ssize_t n = read(*fd, chunk, sizeof(chunk));
     if (n > 0) {
-      if (b->len + (size_t)n > MAX_LINE || sbuf_add(b, chunk, (size_t)n)) {
+      if (b->len + (size_t)n > MAX_LINE || append(b, chunk, (size_t)n)) {
         close_fd(fd);
         return -1;
       }
@@ -201,7 +186,7 @@ static int drain(stdio_link *l, int *fd, sbuf *b,
 
 static void flush(stdio_link *l) {
   while (l->in >= 0 && l->woff < l->wbuf.len) {
-    ssize_t n = write(l->in, l->wbuf.p + l->woff, l->wbuf.len - l->woff);
+    ssize_t n = write(l->in, l->wbuf.data + l->woff, l->wbuf.len - l->woff);
     if (n > 0) {
       l->woff += (size_t)n;
       continue;
@@ -229,7 +214,7 @@ static int link_send(px_link *base, json_object *msg) {
   /* A child that stops reading its stdin fails what is sent to it then,
    * rather than growing our memory without bound. */
   if (s == NULL || l->wbuf.len - l->woff + len > MAX_PENDING ||
-      sbuf_add(&l->wbuf, s, len) || sbuf_add(&l->wbuf, "\n", 1))
+      append(&l->wbuf, s, len) || append(&l->wbuf, "\n", 1))
     return -1;
   flush(l);
   return 0;
@@ -271,7 +256,7 @@ static void link_ready(px_link *base, const struct curl_waitfd *fds, size_t n) {
       flush(l);
     else if (fds[i].fd == l->err) {
       if (drain(l, &l->err, &l->ebuf, error_line) <= 0 && l->ebuf.len > 0) {
-        error_line(l, l->ebuf.p, l->ebuf.len);
+        error_line(l, l->ebuf.data, l->ebuf.len);
         l->ebuf.len = 0;
       }
     } else if (fds[i].fd == l->out) {
@@ -319,9 +304,9 @@ static void link_close(px_link *base) {
         ;
     }
   }
-  free(l->wbuf.p);
-  free(l->rbuf.p);
-  free(l->ebuf.p);
+  pc_buf_free(&l->wbuf);
+  pc_buf_free(&l->rbuf);
+  pc_buf_free(&l->ebuf);
   free(l);
 }
 

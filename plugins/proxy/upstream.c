@@ -67,152 +67,6 @@ struct px_pending {
   int rounds; /* input_required rounds so far */
 };
 
-extern char **environ;
-
-/* --- config ---------------------------------------------------------- */
-
-static int valid_prefix(const char *s) {
-  size_t n = strlen(s);
-  if (n > 32)
-    return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
-      return 0;
-  return 1;
-}
-
-static void free_list(char **v) {
-  if (v == NULL)
-    return;
-  for (char **p = v; *p; p++)
-    free(*p);
-  free(v);
-}
-
-/* mcpd's environment with `env`'s variables added or replaced. */
-static char **environment(json_object *env) {
-  size_t n = 0, k = 0;
-  char **v;
-  for (char **e = environ; e && *e; e++)
-    n++;
-  if ((v = calloc(n + (size_t)json_object_object_length(env) + 1,
-                  sizeof(*v))) == NULL)
-    return NULL;
-  for (char **e = environ; e && *e; e++) {
-    const char *eq = strchr(*e, '=');
-    char name[256];
-    json_object *ignored;
-    if (eq == NULL || (size_t)(eq - *e) >= sizeof(name))
-      continue;
-    memcpy(name, *e, (size_t)(eq - *e));
-    name[eq - *e] = '\0';
-    if (json_object_object_get_ex(env, name, &ignored))
-      continue;
-    if ((v[k++] = strdup(*e)) == NULL)
-      goto oom;
-  }
-  json_object_object_foreach(env, key, val) {
-    size_t len = strlen(key) + strlen(json_object_get_string(val)) + 2;
-    if ((v[k] = malloc(len)) == NULL)
-      goto oom;
-    snprintf(v[k++], len, "%s=%s", key, json_object_get_string(val));
-  }
-  return v;
-oom:
-  free_list(v);
-  return NULL;
-}
-
-static int bad(const mcpd_host *host, char **errmsg, const char *name,
-               const char *why) {
-  *errmsg = host->mprintf("config: servers.%s: %s", name, why);
-  return MCPD_ERROR;
-}
-
-static int strings_object(json_object *o) {
-  if (!json_object_is_type(o, json_type_object))
-    return 0;
-  json_object_object_foreach(o, key, val) {
-    if (!json_object_is_type(val, json_type_string) || *key == '\0' ||
-        strchr(key, '='))
-      return 0;
-  }
-  return 1;
-}
-
-static int read_config(px_upstream *u, json_object *def, char **errmsg) {
-  const mcpd_host *host = u->px->host;
-  json_object *cmd = NULL, *url = NULL, *v;
-  json_object *env = NULL;
-
-  if (!json_object_is_type(def, json_type_object))
-    return bad(host, errmsg, u->name, "must be an object");
-  json_object_object_get_ex(def, "command", &cmd);
-  json_object_object_get_ex(def, "url", &url);
-  if ((cmd != NULL) == (url != NULL))
-    return bad(host, errmsg, u->name, "needs \"command\" or \"url\", not both");
-  if (cmd != NULL) {
-    size_t n = json_object_is_type(cmd, json_type_array)
-                   ? json_object_array_length(cmd)
-                   : 0;
-    if (n == 0)
-      return bad(host, errmsg, u->name,
-                 "\"command\" must be a non-empty array of strings");
-    if ((u->argv = calloc(n + 1, sizeof(*u->argv))) == NULL)
-      return bad(host, errmsg, u->name, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-      json_object *a = json_object_array_get_idx(cmd, i);
-      if (!json_object_is_type(a, json_type_string) ||
-          (i == 0 && json_object_get_string_len(a) == 0))
-        return bad(host, errmsg, u->name,
-                   "\"command\" must be a non-empty array of strings");
-      if ((u->argv[i] = strdup(json_object_get_string(a))) == NULL)
-        return bad(host, errmsg, u->name, "out of memory");
-    }
-    if (json_object_object_get_ex(def, "env", &env) && !strings_object(env))
-      return bad(host, errmsg, u->name, "\"env\" must be an object of strings");
-    if (env != NULL && (u->envp = environment(env)) == NULL)
-      return bad(host, errmsg, u->name, "out of memory");
-    if (json_object_object_get_ex(def, "cwd", &v)) {
-      if (!json_object_is_type(v, json_type_string) ||
-          (u->cwd = strdup(json_object_get_string(v))) == NULL)
-        return bad(host, errmsg, u->name, "\"cwd\" must be a string");
-    }
-  } else {
-    const char *s = json_object_get_string(url);
-    if (!json_object_is_type(url, json_type_string) ||
-        (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0))
-      return bad(host, errmsg, u->name,
-                 "\"url\" must be an http:// or https:// URL");
-    if ((u->url = strdup(s)) == NULL)
-      return bad(host, errmsg, u->name, "out of memory");
-    if (json_object_object_get_ex(def, "headers", &v)) {
-      if (!strings_object(v))
-        return bad(host, errmsg, u->name,
-                   "\"headers\" must be an object of strings");
-      u->headers = json_object_get(v);
-    }
-  }
-  if (json_object_object_get_ex(def, "prefix", &v)) {
-    if (!json_object_is_type(v, json_type_string) ||
-        !valid_prefix(json_object_get_string(v)))
-      return bad(host, errmsg, u->name,
-                 "\"prefix\" must be at most 32 of A-Z a-z 0-9 _ -");
-    u->prefix = strdup(json_object_get_string(v));
-  } else {
-    size_t len = strlen(u->name) + 2;
-    if ((u->prefix = malloc(len)) != NULL)
-      snprintf(u->prefix, len, "%s_", u->name);
-    if (u->prefix != NULL && !valid_prefix(u->prefix))
-      return bad(host, errmsg, u->name,
-                 "the name makes no valid prefix; set \"prefix\"");
-  }
-  if (u->prefix == NULL)
-    return bad(host, errmsg, u->name, "out of memory");
-  return MCPD_OK;
-}
-
 px_upstream *up_new(px *p, const char *name, json_object *def, char **errmsg) {
   px_upstream *u = calloc(1, sizeof(*u));
   if (u == NULL || (u->name = strdup(name)) == NULL) {
@@ -223,7 +77,7 @@ px_upstream *up_new(px *p, const char *name, json_object *def, char **errmsg) {
   u->px = p;
   u->next_id = 1;
   u->backoff_ms = BACKOFF_MIN_MS;
-  if (read_config(u, def, errmsg) != MCPD_OK) {
+  if (up_read_config(u, def, errmsg) != MCPD_OK) {
     up_free(u);
     return NULL;
   }
@@ -249,25 +103,13 @@ void up_free(px_upstream *u) {
     u->pending = q->next;
     pending_free(q);
   }
-  for (int k = 0; k < PX_KINDS; k++) {
-    for (size_t i = 0; i < u->entries[k].n; i++) {
-      free(u->entries[k].v[i].key);
-      free(u->entries[k].v[i].upname);
-      free(u->entries[k].v[i].text);
-    }
-    free(u->entries[k].v);
-  }
+  ent_forget(u);
   for (size_t i = 0; i < u->n_subs; i++)
     free(u->subs[i]);
   free(u->subs);
   free(u->roots);
   json_object_put(u->caps);
-  json_object_put(u->headers);
-  free_list(u->argv);
-  free_list(u->envp);
-  free(u->cwd);
-  free(u->url);
-  free(u->prefix);
+  up_config_free(u);
   free(u->name);
   free(u);
 }
@@ -386,7 +228,6 @@ static int quiet(px_upstream *u, const char *method, json_object *params) {
     json_object_put(params);
     return -1;
   }
-  q->what = P_QUIET;
   return request(u, method, params, q, 0);
 }
 
@@ -639,7 +480,6 @@ static void forward(px_upstream *u, px_cmd *cmd) {
     fail_call(u, cmd->call, cmd->call_kind, "out of memory");
     return;
   }
-  q->what = P_CALL;
   q->call = cmd->call;
   q->call_kind = cmd->call_kind;
   if (cmd->call_kind == PX_TOOL && e->task_support == MCPD_TASK_REQUIRED) {
@@ -781,7 +621,6 @@ static void list(px_upstream *u, px_kind kind, json_object *acc,
     json_object_put(params);
     return;
   }
-  q->what = P_LIST;
   q->kind = kind;
   q->acc = acc ? acc : json_object_new_array();
   q->pages = page;
@@ -1046,7 +885,6 @@ static void answered(px_upstream *u, json_object *msg) {
         fail_call(u, q->call, q->call_kind, "out of memory");
         break;
       }
-      r->what = P_CALL;
       r->call = q->call;
       r->call_kind = q->call_kind;
       json_object_object_add(params, "taskId",
@@ -1090,7 +928,6 @@ static px_pending *owner(px_upstream *u, json_object *via) {
 }
 
 typedef struct ask {
-  px *px;
   px_upstream *u;
   unsigned gen;
   json_object *id;
@@ -1176,7 +1013,6 @@ static void server_request(px_upstream *u, json_object *msg, json_object *via) {
     respond(u, id, NULL, -32603, "out of memory");
     return;
   }
-  a->px = u->px;
   a->u = u;
   a->gen = u->gen;
   json_object_deep_copy(id, &a->id, NULL);
@@ -1189,14 +1025,10 @@ static void server_request(px_upstream *u, json_object *msg, json_object *via) {
   }
 }
 
-static mcpd_log_level level_of(const char *s) {
-  static const char *const names[] = {"debug",   "info",     "notice",
-                                      "warning", "error",    "critical",
-                                      "alert",   "emergency"};
-  for (int i = 0; s != NULL && i < 8; i++)
-    if (strcmp(s, names[i]) == 0)
-      return (mcpd_log_level)i;
-  return MCPD_LOG_INFO;
+/* An upstream's level name; one it should not have sent reads as info. */
+static mcpd_log_level log_level_of(const char *name) {
+  int level = px_log_level(name);
+  return level < 0 ? MCPD_LOG_INFO : (mcpd_log_level)level;
 }
 
 static void notification(px_upstream *u, json_object *msg) {
@@ -1243,7 +1075,7 @@ static void notification(px_upstream *u, json_object *msg) {
     json_object_object_get_ex(params, "logger", &logger);
     json_object_object_get_ex(params, "level", &level);
     host->log(
-        u->px->self, level_of(json_object_get_string(level)), "%s%s%s: %s",
+        u->px->self, log_level_of(json_object_get_string(level)), "%s%s%s: %s",
         u->name, logger ? " " : "",
         logger ? json_object_get_string(logger) : "",
         data && json_object_is_type(data, json_type_string)
@@ -1412,7 +1244,6 @@ static int input_round(px_upstream *u, px_pending *q, json_object *result) {
       round_failed(u, q, "out of memory");
       return 1;
     }
-    a->px = u->px;
     a->u = u;
     a->gen = u->gen;
     a->id = json_object_new_int64(q->id);
@@ -1534,7 +1365,6 @@ void up_start(px_upstream *u) {
     down(u, "out of memory");
     return;
   }
-  q->what = P_INIT;
   if (request(u, "initialize", params, q, 0) != 0)
     u->link_gone = 1;
 }
