@@ -138,11 +138,21 @@ extern "C" {
 /* The name of the one symbol a plugin exports. */
 #define MCPD_PLUGIN_SYMBOL "mcpd_plugin"
 
-#if defined(__GNUC__) || defined(__clang__)
+/* How the descriptor is exported: a DLL exports what is marked so;
+ * elsewhere the default visibility survives -fvisibility=hidden. */
+#if defined(_WIN32)
+#define MCPD_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
 #define MCPD_EXPORT __attribute__((visibility("default")))
-#define MCPD_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define MCPD_EXPORT
+#endif
+/* The host formats with C99 printf everywhere, mingw's on Windows. */
+#if defined(__MINGW32__)
+#define MCPD_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define MCPD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
 #define MCPD_PRINTF(f, a)
 #endif
 

@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef HAVE_PRCTL
-#endif
 #include <unistd.h>
 
 #include <uv.h>
@@ -35,6 +33,7 @@
  * number: libuv's epoll descriptor could become "stdout".  Fill the gaps
  * with /dev/null before anything else opens a file. */
 static void fill_std_fds(void) {
+#ifndef _WIN32 /* a Windows process started without them has none to take */
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
       int null = open("/dev/null", O_RDWR);
@@ -43,22 +42,28 @@ static void fill_std_fds(void) {
         close(null);
       }
     }
+#endif
 }
 
 /* Writing to a closed pipe must fail with EPIPE, not kill mcpd.  A handler
  * that does nothing, unlike SIG_IGN, is reset by exec, so programs that
- * plugins start get the default disposition they expect. */
+ * plugins start get the default disposition they expect.  Windows has no
+ * SIGPIPE: the write fails. */
+#ifndef _WIN32
 static void sigpipe_cb(int signum) {
   (void)signum;
 }
+#endif
 
 static void ignore_sigpipe(void) {
+#ifndef _WIN32
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = sigpipe_cb;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGPIPE, &sa, NULL);
+#endif
 }
 
 #ifndef MCPD_WITH_HTTP
@@ -66,6 +71,12 @@ static void ignore_sigpipe(void) {
  * stack linked in: next to this program (a build tree, or both installed
  * in one place), else where it is installed.  Returns only on failure. */
 static int exec_http(char **argv) {
+#ifdef _WIN32
+  (void)argv;
+  log_error("--transport http and --metrics-listen are not available on "
+            "Windows yet; serve over stdio, or run mcpd in WSL");
+  return 1;
+#else
   char self[PATH_MAX], path[PATH_MAX + 16];
 
   if (platform_self_exe(self, sizeof(self)) == 0) {
@@ -80,6 +91,7 @@ static int exec_http(char **argv) {
   execv(path, argv);
   log_error("--transport http needs %s: %s", path, strerror(errno));
   return 1;
+#endif
 }
 #endif
 
@@ -98,6 +110,17 @@ static int subcommand(int argc, char **argv) {
 
   if (argc < 2)
     return -1;
+#ifdef _WIN32
+  /* Both write files laid out for the POSIX systems (a Makefile for a
+   * .so; ~/.config paths, replaced by rename). */
+  if (strcmp(argv[1], "new") == 0 || strcmp(argv[1], "install") == 0 ||
+      strcmp(argv[1], "uninstall") == 0) {
+    log_error("mcpd %s is not available on Windows yet: add mcpd.exe to "
+              "the client's config by hand (see the README)",
+              argv[1]);
+    return 2;
+  }
+#endif
   if (strcmp(argv[1], "new") == 0)
     return scaffold_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "uninstall") == 0) {

@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/resource.h>
+#endif
 #include <time.h>
 #include <unistd.h>
-#ifdef HAVE_PRCTL
-#endif
 
 #include "era.h"
 #include "jsonrpc.h"
@@ -531,6 +531,17 @@ void server_catch_signals(server *srv) {
 
 /* Worker mode: the limits the host asked for, soft and hard, so that the
  * plugin cannot raise them again. */
+#ifdef _WIN32
+/* Windows has no setrlimit: a limit that cannot be kept refuses the
+ * plugin rather than run it without. */
+static int set_limits(const worker_limits *lim) {
+  if (lim->address_space_mib == 0 && lim->cpu_seconds == 0 &&
+      lim->open_files == 0)
+    return 0;
+  log_error("limits are not supported on Windows yet");
+  return -1;
+}
+#else
 static int set_limits(const worker_limits *lim) {
   const struct {
     int resource;
@@ -556,6 +567,7 @@ static int set_limits(const worker_limits *lim) {
   }
   return 0;
 }
+#endif
 
 /* Worker mode: tells the host which plugin this is, in the initialize
  * result's _meta, so that it needs no second look at the file. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "platform.h"
 #include "settings.h"
 #include "strbuf.h"
 
@@ -744,23 +745,51 @@ static int check_worker(parser *p) {
 
 /* --- the command line --------------------------------------------------- */
 
+/* The directories of a $PATH-like list, `sep` between them. */
+static int add_dir_list(settings *s, const char *list, const char *sep) {
+  char *copy = strdup(list), *save = NULL;
+  int rc = copy == NULL ? -1 : 0;
+  for (char *d = copy ? strtok_r(copy, sep, &save) : NULL; d && rc == 0;
+       d = strtok_r(NULL, sep, &save))
+    rc = add_dir(s, d);
+  free(copy);
+  return rc;
+}
+
 /* The default plugin path: $MCPD_PLUGIN_PATH, else the user's folder and
  * the installed bundled plugins. */
+#ifdef _WIN32
+/* Windows: $MCPD_PLUGIN_PATH (';' between directories, as in %PATH%),
+ * else %LOCALAPPDATA%/mcpd/plugins and the plugins folder beside
+ * mcpd.exe, where the zip puts the bundled ones. */
+static int default_dirs(settings *s) {
+  const char *path = getenv("MCPD_PLUGIN_PATH");
+  const char *local = getenv("LOCALAPPDATA");
+  char buf[PATH_MAX];
+  char *slash;
+
+  if (path != NULL)
+    return add_dir_list(s, path, ";");
+  if (local != NULL && local[0] != '\0') {
+    snprintf(buf, sizeof(buf), "%s/mcpd/plugins", local);
+    if (add_dir(s, buf) != 0)
+      return -1;
+  }
+  if (platform_self_exe(buf, sizeof(buf)) != 0 ||
+      (slash = strrchr(buf, '/')) == NULL)
+    return 0;
+  snprintf(slash, sizeof(buf) - (size_t)(slash - buf), "/plugins");
+  return add_dir(s, buf);
+}
+#else
 static int default_dirs(settings *s) {
   const char *path = getenv("MCPD_PLUGIN_PATH");
   const char *data = getenv("XDG_DATA_HOME");
   const char *home = getenv("HOME");
   char buf[PATH_MAX];
 
-  if (path != NULL) {
-    char *copy = strdup(path), *save = NULL;
-    int rc = copy == NULL ? -1 : 0;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && rc == 0;
-         d = strtok_r(NULL, ":", &save))
-      rc = add_dir(s, d);
-    free(copy);
-    return rc;
-  }
+  if (path != NULL)
+    return add_dir_list(s, path, ":");
   if (data && data[0] == '/') {
     snprintf(buf, sizeof(buf), "%s/mcpd/plugins", data);
     if (add_dir(s, buf) != 0)
@@ -772,6 +801,7 @@ static int default_dirs(settings *s) {
   }
   return add_dir(s, MCPD_PLUGINS_DIR);
 }
+#endif
 
 /* The getopt_long() table, made from the rows that have a flag; each
  * returns 256 + its row. */

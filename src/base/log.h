@@ -28,6 +28,14 @@ void log_set_prefix(const char *prefix);
  * "message"; text that is not UTF-8 is repaired, so every line parses. */
 void log_set_json(int json);
 
+/* The printf the format attributes name: mingw's C99 one on Windows,
+ * where plain "printf" means msvcrt's. */
+#ifdef __MINGW32__
+#define LOG_PRINTF gnu_printf
+#else
+#define LOG_PRINTF printf
+#endif
+
 /* What a line is about, for JSON lines (text lines say it in words).
  * Any may be NULL.  `session` is a short hash, never a session id;
  * `request` is the request id as JSON text.  Nothing here ever carries a
@@ -40,7 +48,7 @@ typedef struct log_fields {
 } log_fields;
 
 void log_fields_msg(log_level level, const log_fields *f, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(LOG_PRINTF, 3, 4)));
 /* Whether lines are JSON: what callers check before gathering fields. */
 int log_json_enabled(void);
 /* A short tag for `session` in JSON lines (8 hex digits, into `out` of 9
@@ -49,9 +57,9 @@ int log_json_enabled(void);
 void log_session_tag(const void *session, char *out);
 
 void log_msg(log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+    __attribute__((format(LOG_PRINTF, 2, 3)));
 void log_vmsg(log_level level, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+    __attribute__((format(LOG_PRINTF, 2, 0)));
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "platform.h"
 #include "watchdog.h"
 
 /* How often the thread looks, and how long plugin code gets to return
@@ -63,6 +63,8 @@ static uint64_t now_ns(void) {
 
 /* The last SIGTERM or SIGINT, set from the signal handler. */
 static atomic_int asked;
+
+#ifndef _WIN32
 /* The handlers installed before ours, for the few signals caught (SIGTERM
  * and SIGINT): a short table rather than one entry per signal number, so
  * it shares a page with the rest of the static data. */
@@ -88,10 +90,6 @@ static void on_signal(int signum, siginfo_t *info, void *context) {
   }
 }
 
-void watchdog_exit_with_parent(void) {
-  atomic_store(&wd.orphan_exit, 1);
-}
-
 void watchdog_catch(int signum) {
   struct sigaction sa;
   size_t i;
@@ -113,6 +111,18 @@ void watchdog_catch(int signum) {
   sa.sa_mask = watched[i].previous.sa_mask;
   sigaction(signum, &sa, NULL);
 }
+#else
+/* Windows delivers no SIGTERM, and libuv takes Ctrl+C through a console
+ * handler of its own: a loop held by plugin code is ended by end of
+ * input. */
+void watchdog_catch(int signum) {
+  (void)signum;
+}
+#endif
+
+void watchdog_exit_with_parent(void) {
+  atomic_store(&wd.orphan_exit, 1);
+}
 
 /* Why mcpd should be exiting now, or NULL. */
 static const char *exit_reason(int input_fd, int parent) {
@@ -123,11 +133,8 @@ static const char *exit_reason(int input_fd, int parent) {
     return "SIGINT";
   if (parent > 1 && getppid() != parent)
     return "the process that started mcpd exited";
-  if (input_fd >= 0) {
-    struct pollfd p = {.fd = input_fd, .events = POLLIN};
-    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)))
-      return "end of input";
-  }
+  if (input_fd >= 0 && platform_input_closed(input_fd))
+    return "end of input";
   return NULL;
 }
 
@@ -188,7 +195,7 @@ int watchdog_start(int input_fd) {
     uv_mutex_destroy(&wd.lock);
     return -1;
   }
-  wd.input_fd = input_fd >= 0 ? fcntl(input_fd, F_DUPFD_CLOEXEC, 3) : -1;
+  wd.input_fd = input_fd >= 0 ? platform_dup_private(input_fd) : -1;
   wd.parent = (int)getppid();
   wd.stop = 0;
   if (uv_thread_create(&wd.thread, watch, NULL) != 0) {

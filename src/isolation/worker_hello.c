@@ -4,7 +4,9 @@
 #include "config.h"
 
 #include <errno.h>
+#ifndef _WIN32
 #include <poll.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +15,15 @@
 #include "strbuf.h"
 #include "worker_hello.h"
 
+#ifdef _WIN32
+/* The C runtime's descriptors always block: nothing to wait for.  (The
+ * POLL* names come from winsock2.h.) */
+static int wait_fd(int fd, short events) {
+  (void)fd;
+  (void)events;
+  return -1;
+}
+#else
 /* Waits until `fd` may be read or written: the MCP transport may already
  * have made it non-blocking. */
 static int wait_fd(int fd, short events) {
@@ -22,6 +33,7 @@ static int wait_fd(int fd, short events) {
     ;
   return rc < 0 ? -1 : 0;
 }
+#endif
 
 static int write_all(int fd, const char *data, size_t len) {
   while (len > 0) {

@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/wait.h>
+#endif
 #include <unistd.h>
 
 #include "log.h"
 #include "metrics.h"
 #include "platform.h"
+#include "plugin_file.h"
 #include "worker_process.h"
 
 /* Restart backoff: the first retry after RESTART_MIN_MS, doubling up to
@@ -160,12 +163,20 @@ static void exit_cb(uv_process_t *proc, int64_t status, int signum) {
   json_object *data;
 
   wp->alive = 0;
+  plugin_files_sweep((long)proc->pid);
   uv_close((uv_handle_t *)proc, free_handle_cb);
   wp->proc = NULL;
   close_pipes(wp);
   if (signum != 0)
     snprintf(why, sizeof(why), "was killed by signal %d (%s)", signum,
              strsignal(signum));
+#ifdef _WIN32
+  else if ((uint64_t)status >= 0xC0000000u && (uint64_t)status <= 0xFFFFFFFFu)
+    /* An NTSTATUS: 0xC0000005 is an access violation, 0xC00000FD a stack
+     * overflow. */
+    snprintf(why, sizeof(why), "crashed (exception 0x%08llX)",
+             (unsigned long long)status);
+#endif
   else
     snprintf(why, sizeof(why), "exited with status %d", (int)status);
   snprintf(message, sizeof(message), "plugin \"%s\": its worker process %s",
@@ -204,28 +215,17 @@ static void start_timeout_cb(uv_timer_t *t) {
   }
 }
 
-/* The child's fds: to[0] is its stdin, from[1] its stdout.  The other
- * ends stay here. */
-typedef struct child_fds {
-  int to[2], from[2];
-} child_fds;
-
-static void close_fds(child_fds *f) {
-  close(f->to[0]);
-  close(f->to[1]);
-  close(f->from[0]);
-  close(f->from[1]);
-}
-
-static int open_fds(worker_process *wp, child_fds *f) {
-  if (platform_pipe(f->to) != 0) {
-    log_error("plugin \"%s\": pipe: %s", wp->p->name, strerror(errno));
-    return -1;
-  }
-  if (platform_pipe(f->from) != 0) {
-    log_error("plugin \"%s\": pipe: %s", wp->p->name, strerror(errno));
-    close(f->to[0]);
-    close(f->to[1]);
+/* Allocates wp->proc, wp->pipe and wp->wpipe: 0, or -1 with none. */
+static int alloc_handles(worker_process *wp) {
+  wp->proc = calloc(1, sizeof(*wp->proc));
+  wp->pipe = calloc(1, sizeof(*wp->pipe));
+  wp->wpipe = calloc(1, sizeof(*wp->wpipe));
+  if (wp->proc == NULL || wp->pipe == NULL || wp->wpipe == NULL) {
+    free(wp->proc);
+    free(wp->pipe);
+    free(wp->wpipe);
+    wp->proc = NULL;
+    wp->pipe = wp->wpipe = NULL;
     return -1;
   }
   return 0;
@@ -265,6 +265,84 @@ static void build_args(const worker_process *wp, child_args *a) {
   a->argv[n] = NULL;
 }
 
+/* The options of uv_spawn() but the child's stdin and stdout; its stderr
+ * is mcpd's. */
+static void spawn_options(uv_process_options_t *po,
+                          uv_stdio_container_t stdio[3], child_args *a) {
+  memset(po, 0, sizeof(*po));
+  memset(stdio, 0, 3 * sizeof(*stdio));
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = 2;
+  po->file = program;
+  po->args = a->argv;
+  po->exit_cb = exit_cb;
+  po->stdio = stdio;
+  po->stdio_count = 3;
+}
+
+#ifdef _WIN32
+/* Runs the child with pipes libuv makes, as Windows wants them: wp->wpipe
+ * writes to its stdin, wp->pipe reads its stdout.  Returns 0 with
+ * wp->proc, wp->pipe and wp->wpipe allocated, or -1. */
+static int run_child(worker_process *wp, child_args *a) {
+  uv_process_options_t po;
+  uv_stdio_container_t stdio[3];
+  int rc;
+
+  if (alloc_handles(wp) != 0)
+    return -1;
+  spawn_options(&po, stdio, a);
+  uv_pipe_init(wp->loop, wp->pipe, 0);
+  wp->pipe->data = wp;
+  uv_pipe_init(wp->loop, wp->wpipe, 0);
+  wp->wpipe->data = wp;
+  stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+  stdio[0].data.stream = (uv_stream_t *)wp->wpipe;
+  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[1].data.stream = (uv_stream_t *)wp->pipe;
+  po.flags = UV_PROCESS_WINDOWS_HIDE;
+  wp->proc->data = wp;
+  rc = uv_spawn(wp->loop, wp->proc, &po);
+  if (rc != 0) {
+    log_error("plugin \"%s\": cannot start its worker: %s", wp->p->name,
+              uv_strerror(rc));
+    uv_close((uv_handle_t *)wp->proc, free_handle_cb);
+    uv_close((uv_handle_t *)wp->pipe, free_handle_cb);
+    uv_close((uv_handle_t *)wp->wpipe, free_handle_cb);
+    wp->proc = NULL;
+    wp->pipe = wp->wpipe = NULL;
+    return -1;
+  }
+  return 0;
+}
+#else
+/* The child's fds: to[0] is its stdin, from[1] its stdout.  The other
+ * ends stay here. */
+typedef struct child_fds {
+  int to[2], from[2];
+} child_fds;
+
+static void close_fds(child_fds *f) {
+  close(f->to[0]);
+  close(f->to[1]);
+  close(f->from[0]);
+  close(f->from[1]);
+}
+
+static int open_fds(worker_process *wp, child_fds *f) {
+  if (platform_pipe(f->to) != 0) {
+    log_error("plugin \"%s\": pipe: %s", wp->p->name, strerror(errno));
+    return -1;
+  }
+  if (platform_pipe(f->from) != 0) {
+    log_error("plugin \"%s\": pipe: %s", wp->p->name, strerror(errno));
+    close(f->to[0]);
+    close(f->to[1]);
+    return -1;
+  }
+  return 0;
+}
+
 /* Runs the child on `f`; the child's ends are closed here either way.
  * Returns 0 with wp->proc, wp->pipe and wp->wpipe allocated, or -1. */
 static int run_child(worker_process *wp, child_fds *f, child_args *a) {
@@ -272,29 +350,13 @@ static int run_child(worker_process *wp, child_fds *f, child_args *a) {
   uv_stdio_container_t stdio[3];
   int rc;
 
-  memset(&po, 0, sizeof(po));
-  memset(stdio, 0, sizeof(stdio));
+  spawn_options(&po, stdio, a);
   stdio[0].flags = UV_INHERIT_FD;
   stdio[0].data.fd = f->to[0];
   stdio[1].flags = UV_INHERIT_FD;
   stdio[1].data.fd = f->from[1];
-  stdio[2].flags = UV_INHERIT_FD;
-  stdio[2].data.fd = 2;
-  po.file = program;
-  po.args = a->argv;
-  po.exit_cb = exit_cb;
-  po.stdio = stdio;
-  po.stdio_count = 3;
 
-  wp->proc = calloc(1, sizeof(*wp->proc));
-  wp->pipe = calloc(1, sizeof(*wp->pipe));
-  wp->wpipe = calloc(1, sizeof(*wp->wpipe));
-  if (wp->proc == NULL || wp->pipe == NULL || wp->wpipe == NULL) {
-    free(wp->proc);
-    free(wp->pipe);
-    free(wp->wpipe);
-    wp->proc = NULL;
-    wp->pipe = wp->wpipe = NULL;
+  if (alloc_handles(wp) != 0) {
     close_fds(f);
     return -1;
   }
@@ -318,17 +380,24 @@ static int run_child(worker_process *wp, child_fds *f, child_args *a) {
   return 0;
 }
 
+#endif
+
 static int spawn(worker_process *wp) {
-  child_fds f;
   child_args a;
 
   if (program == NULL) {
     log_error("plugin \"%s\": no program to run its worker", wp->p->name);
     return -1;
   }
+  build_args(wp, &a);
+#ifdef _WIN32
+  if (run_child(wp, &a) != 0)
+    return -1;
+  wp->alive = 1;
+#else
+  child_fds f;
   if (open_fds(wp, &f) != 0)
     return -1;
-  build_args(wp, &a);
   if (run_child(wp, &f, &a) != 0)
     return -1;
   wp->alive = 1;
@@ -338,6 +407,7 @@ static int spawn(worker_process *wp) {
   uv_pipe_init(wp->loop, wp->wpipe, 0);
   wp->wpipe->data = wp;
   uv_pipe_open(wp->wpipe, f.to[1]);
+#endif
   framer_free(&wp->in);
   framer_init(&wp->in, wp->opts->max_message);
   uv_read_start((uv_stream_t *)wp->pipe, alloc_cb, read_cb);
@@ -410,11 +480,16 @@ void worker_process_stop(worker_process *wp) {
 
 void worker_process_kill_now(worker_process *wp) {
   if (wp->alive && wp->proc != NULL) {
+#ifdef _WIN32
+    /* TerminateProcess: the process is gone once it returns. */
+    uv_process_kill(wp->proc, SIGKILL);
+#else
     int pid = wp->proc->pid;
     kill(pid, SIGKILL);
     /* libuv may reap it first: then waitpid fails, and it is gone too. */
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
       ;
+#endif
   }
 }
 

@@ -7,6 +7,9 @@
  *   macos.c  what macOS does its own way: Mach-O, the executable's path,
  *            a kqueue watch on the parent
  *   elf.c    the plugin-file check of the ELF systems
+ *   unix.c   what every POSIX system shares: dlopen, descriptors
+ *   windows.c  Windows (mingw-w64): LoadLibrary, PE files, the process's
+ *            figures; win32.h gives its C runtime the POSIX names
  *
  * Directory watching is libuv's (uv_fs_event: inotify, kqueue, ...), so
  * it has no entry here.  Every function may be called from any thread
@@ -17,6 +20,27 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+
+#ifdef _WIN32
+#define PLATFORM_PLUGIN_SUFFIX ".dll"
+#define PLATFORM_DEV_NULL "NUL"
+#else
+#define PLATFORM_PLUGIN_SUFFIX ".so"
+#define PLATFORM_DEV_NULL "/dev/null"
+#endif
+
+/* A struct stat's modification and change times as struct timespecs
+ * (Windows: whole seconds). */
+#if defined(_WIN32)
+#define PLATFORM_MTIM(st) ((struct timespec){.tv_sec = (st).st_mtime})
+#define PLATFORM_CTIM(st) ((struct timespec){.tv_sec = (st).st_ctime})
+#elif defined(__APPLE__)
+#define PLATFORM_MTIM(st) ((st).st_mtimespec)
+#define PLATFORM_CTIM(st) ((st).st_ctimespec)
+#else
+#define PLATFORM_MTIM(st) ((st).st_mtim)
+#define PLATFORM_CTIM(st) ((st).st_ctim)
+#endif
 
 /* Remembers how the program was started (argv[0]), before anything
  * changes the directory: where the system cannot name the running
@@ -66,5 +90,23 @@ int platform_socket(int domain, int type, int nonblocking);
  * /metrics; -1 for what the system cannot say.  On systems without a
  * current figure, the resident size is the peak (getrusage). */
 void platform_process_stats(long long *rss, long long *fds);
+
+/* Loads the shared object at `path` with all its symbols bound now and
+ * kept to itself (dlopen RTLD_NOW | RTLD_LOCAL, LoadLibrary).  Its handle,
+ * or NULL with the system's reason in `err`. */
+void *platform_lib_open(const char *path, char *err, size_t errlen);
+
+/* The address `name` has in `lib`, or NULL. */
+void *platform_lib_symbol(void *lib, const char *name);
+
+void platform_lib_close(void *lib);
+
+/* A private copy of descriptor `fd`, numbered 3 or above and not passed
+ * on to programs mcpd starts; -1 with errno. */
+int platform_dup_private(int fd);
+
+/* Whether the writer of `fd`, an input pipe, has closed it: 1, else 0
+ * (also when the system cannot tell without reading). */
+int platform_input_closed(int fd);
 
 #endif

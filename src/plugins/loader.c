@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "loader.h"
 #include "log.h"
 #include "metrics.h"
+#include "platform.h"
 #include "plugin_file.h"
 #include "watchdog.h"
 
@@ -91,9 +91,12 @@ static void plugin_free(plugin *p) {
     uv_mutex_destroy(&p->updates_lock);
   }
   if (p->dl)
-    dlclose(p->dl);
+    platform_lib_close(p->dl);
   if (p->copy_fd >= 0)
     close(p->copy_fd);
+  if (p->copy_path != NULL)
+    plugin_copy_remove(p->copy_path);
+  free(p->copy_path);
   free(p->path);
   free(p->name);
   free(p->version);
@@ -261,8 +264,8 @@ static load_failure *record_failure(loader *l, const char *path,
   f->ino = st->st_ino;
   f->size = st->st_size;
   f->mode = st->st_mode;
-  f->mtime = st->st_mtim;
-  f->ctime = st->st_ctim;
+  f->mtime = PLATFORM_MTIM(*st);
+  f->ctime = PLATFORM_CTIM(*st);
   f->dir_mode = dir->st_mode;
   f->dir_uid = dir->st_uid;
   f->generation = l->generation;
@@ -452,13 +455,13 @@ static void evict(loader *l, plugin *q, const char *err) {
 }
 
 /* The name an isolated plugin goes by until its worker says: its file's,
- * without the directory and ".so". */
+ * without the directory and its suffix (".so", ".dll"). */
 static char *provisional_name(const char *path) {
   const char *base = strrchr(path, '/');
   char *name = strdup(base ? base + 1 : path);
-  size_t n = name ? strlen(name) : 0;
-  if (n > 3 && strcmp(name + n - 3, ".so") == 0)
-    name[n - 3] = '\0';
+  size_t n = name ? strlen(name) : 0, k = strlen(PLATFORM_PLUGIN_SUFFIX);
+  if (n > k && strcmp(name + n - k, PLATFORM_PLUGIN_SUFFIX) == 0)
+    name[n - k] = '\0';
   return name;
 }
 
@@ -532,7 +535,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing,
   p->dev = st.st_dev;
   p->ino = st.st_ino;
   p->size = st.st_size;
-  p->mtime = st.st_mtim;
+  p->mtime = PLATFORM_MTIM(st);
   if (where == PLACE_BY_OPTIONS && l->env.isolate_cb != NULL &&
       !plugin_settings_all_in_process(l->env.opts->plugins)) {
     close(fd);
@@ -547,21 +550,24 @@ static plugin *load(loader *l, const char *path, plugin *replacing,
     goto fail;
   }
   close(fd);
-  p->dl = dlopen(copy.path, RTLD_NOW | RTLD_LOCAL);
-  p->copy_fd = plugin_copy_done(&copy);
-  if (p->dl == NULL) {
-    const char *why = dlerror();
-    size_t cl = strlen(copy.path);
-    /* dlerror names our private copy; the user knows the original. */
-    if (why && strncmp(why, copy.path, cl) == 0 && why[cl] == ':')
-      why += cl + 2;
-    snprintf(err, sizeof(err),
-             "dlopen failed: %s; check that it is a shared object built for "
-             "this machine and its dependencies with ldd",
-             why ? why : "unknown error");
-    goto fail;
+  {
+    char why[512];
+    p->dl = platform_lib_open(copy.path, why, sizeof(why));
+    p->copy_fd = plugin_copy_done(&copy, &p->copy_path);
+    if (p->dl == NULL) {
+      snprintf(err, sizeof(err),
+#ifdef _WIN32
+               "LoadLibrary failed: %s; check that it is a DLL built for "
+               "this machine and that the DLLs it needs are beside mcpd.exe",
+#else
+               "dlopen failed: %s; check that it is a shared object built "
+               "for this machine and its dependencies with ldd",
+#endif
+               why);
+      goto fail;
+    }
   }
-  sym = dlsym(p->dl, MCPD_PLUGIN_SYMBOL);
+  sym = platform_lib_symbol(p->dl, MCPD_PLUGIN_SYMBOL);
   if (sym == NULL) {
     snprintf(err, sizeof(err),
              "does not export the symbol \"" MCPD_PLUGIN_SYMBOL
@@ -803,7 +809,7 @@ static int same_time(struct timespec a, struct timespec b) {
 /* Whether `p` was loaded from the file `st` describes, as it is now. */
 static int same_file(const plugin *p, const struct stat *st) {
   return p->dev == st->st_dev && p->ino == st->st_ino &&
-         p->size == st->st_size && same_time(p->mtime, st->st_mtim);
+         p->size == st->st_size && same_time(p->mtime, PLATFORM_MTIM(*st));
 }
 
 /* Whether `path` was already refused for a reason that still holds, so it
@@ -817,8 +823,8 @@ static int failed_before(loader *l, const char *path, const struct stat *st) {
       return 0;
     /* chmod and chown change ctime only, so it is part of the identity. */
     if (f->ino != st->st_ino || f->size != st->st_size ||
-        f->mode != st->st_mode || !same_time(f->mtime, st->st_mtim) ||
-        !same_time(f->ctime, st->st_ctim))
+        f->mode != st->st_mode || !same_time(f->mtime, PLATFORM_MTIM(*st)) ||
+        !same_time(f->ctime, PLATFORM_CTIM(*st)))
       return 0;
     switch (f->kind) {
     case FAILURE_CONFLICT:
@@ -854,8 +860,8 @@ static void refuse_unstatable(loader *l, const char *path, int error) {
     if (strcmp(f->path, path) == 0)
       break;
   if (f != NULL && f->kind == FAILURE_STAT && f->error == error &&
-      f->ino == lst.st_ino && same_time(f->mtime, lst.st_mtim) &&
-      same_time(f->ctime, lst.st_ctim))
+      f->ino == lst.st_ino && same_time(f->mtime, PLATFORM_MTIM(lst)) &&
+      same_time(f->ctime, PLATFORM_CTIM(lst)))
     return;
   plugin_file_stat_reason(path, error, err, sizeof(err));
   p = find_by_path(l, path);
@@ -884,7 +890,7 @@ static size_t scan_dir(loader *l, const char *dir, unsigned dir_index,
     return 0;
   }
   while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".so"))
+    if (e->d_name[0] == '.' || !has_suffix(e->d_name, PLATFORM_PLUGIN_SUFFIX))
       continue;
     if (n == cap) {
       char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));

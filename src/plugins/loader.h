@@ -42,7 +42,8 @@ typedef struct plugin {
   char *version;
   char *description;
   void *dl;
-  int copy_fd; /* the private memfd copy, open while loaded, or -1 */
+  int copy_fd;     /* the private memfd copy, open while loaded, or -1 */
+  char *copy_path; /* a copy to remove once unloaded (Windows), or NULL */
   const mcpd_plugin_descriptor *desc;
   void *state;
   void *host_data; /* the loader_env's, for the host table's use */

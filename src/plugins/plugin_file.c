@@ -2,6 +2,7 @@
 /* plugin_file.c -- safety checks and the private copy of a plugin file. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -28,6 +29,11 @@ void plugin_file_dir_of(const char *path, char *out, size_t len) {
 
 static int check_safe(const char *what, const char *path, const struct stat *st,
                       int allow, char *err, size_t errlen) {
+#ifdef _WIN32
+  /* Who may write a file is its ACL's business there, which the C
+   * runtime's mode bits and owner do not show. */
+  allow = 1;
+#endif
   if (allow)
     return 0;
   if (st->st_mode & (S_IWGRP | S_IWOTH)) {
@@ -169,21 +175,71 @@ plugin_file_verdict plugin_file_open(const char *path, int allow_insecure,
 }
 
 /* The fallback for systems without memfd_create: a private directory. */
-static int make_copy_dir(plugin_files *f) {
+/* Where copy directories go: a private runtime directory or the
+ * temporary one. */
+static void copy_base(char *out, size_t len) {
+#ifdef _WIN32
+  const char *base = getenv("TEMP");
+  if (base == NULL && (base = getenv("TMP")) == NULL)
+    base = ".";
+#else
   const char *base = getenv("XDG_RUNTIME_DIR");
   struct stat st;
-  char tmpl[4096];
 
   if (base == NULL || base[0] != '/' || stat(base, &st) != 0 ||
       !S_ISDIR(st.st_mode) || access(base, W_OK) != 0)
     base = getenv("TMPDIR");
   if (base == NULL || base[0] != '/')
     base = "/tmp";
+#endif
+  snprintf(out, len, "%s", base);
+}
+
+static int make_copy_dir(plugin_files *f) {
+  char base[4096], tmpl[4200];
+
+  copy_base(base, sizeof(base));
   snprintf(tmpl, sizeof(tmpl), "%s/mcpd-%ld-XXXXXX", base, (long)getpid());
   if (mkdtemp(tmpl) == NULL)
     return -1;
   f->copy_dir = strdup(tmpl);
   return f->copy_dir ? 0 : -1;
+}
+
+/* Removes the files in `dir`, then `dir`. */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4400];
+
+  if (d != NULL) {
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+void plugin_files_sweep(long pid) {
+  char base[4096], prefix[48], dir[4400];
+  size_t n;
+  struct dirent *e;
+  DIR *d;
+
+  copy_base(base, sizeof(base));
+  n = (size_t)snprintf(prefix, sizeof(prefix), "mcpd-%ld-", pid);
+  if ((d = opendir(base)) == NULL)
+    return;
+  while ((e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, prefix, n) == 0 && strlen(e->d_name) == n + 6) {
+      snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
+      remove_dir(dir);
+    }
+  closedir(d);
 }
 
 /* Opens a private, writable copy target.  An anonymous file is preferred
@@ -298,25 +354,41 @@ int plugin_file_copy(plugin_files *f, int fd, const struct stat *st,
    * counts. */
   if (copy_fd(fd, c->fd, &copied, err, errlen) != 0 ||
       platform_check_object(c->fd, copied, err, errlen) != 0) {
+    close(c->fd);
     if (!c->is_memfd)
       unlink(c->path);
-    close(c->fd);
     return -1;
   }
+#ifdef _WIN32
+  /* LoadLibrary cannot open a file someone holds open for writing. */
+  close(c->fd);
+  c->fd = -1;
+#endif
   return 0;
 }
 
-int plugin_copy_done(plugin_copy *c) {
+int plugin_copy_done(plugin_copy *c, char **leftover) {
+  *leftover = NULL;
   if (c->is_memfd)
     return c->fd;
+#ifdef _WIN32
+  /* Closed before LoadLibrary already; a loaded DLL cannot be removed. */
+  if (unlink(c->path) != 0)
+    *leftover = strdup(c->path);
+#else
   unlink(c->path);
   close(c->fd);
+#endif
   return -1;
+}
+
+void plugin_copy_remove(const char *path) {
+  unlink(path);
 }
 
 void plugin_files_free(plugin_files *f) {
   if (f->copy_dir) {
-    rmdir(f->copy_dir);
+    remove_dir(f->copy_dir);
     free(f->copy_dir);
   }
   f->copy_dir = NULL;

@@ -74,10 +74,10 @@ plugin_file_verdict plugin_file_open(const char *path, int allow_insecure,
                                      size_t errlen);
 
 /* Checks that `fd`, from plugin_file_open() with identity `st`, has the
- * header of an ELF shared object for this host and all the segments it
- * declares, copies it privately (named after `name`, the file's name) and
- * checks the copy again, since the file may change while it is read.  On
- * failure nothing is left behind. */
+ * header of a shared object (ELF, Mach-O, PE) for this host and all the
+ * segments it declares, copies it privately (named after `name`, the file's
+ * name) and checks the copy again, since the file may change while it is read.
+ * On failure nothing is left behind. */
 int plugin_file_copy(plugin_files *f, int fd, const struct stat *st,
                      const char *name, plugin_copy *c, char *err,
                      size_t errlen);
@@ -86,8 +86,18 @@ int plugin_file_copy(plugin_files *f, int fd, const struct stat *st,
  * Returns the memfd, which must stay open while the image is loaded:
  * glibc matches loaded objects by name before inode, so the copy's
  * /proc/self/fd name must stay unique.  A copy in the directory is
- * removed instead, and -1 returned. */
-int plugin_copy_done(plugin_copy *c);
+ * removed instead, and -1 returned.  Where a loaded file cannot be
+ * removed (Windows), *leftover gets its path, for plugin_copy_remove()
+ * once the image is unloaded; elsewhere it is set to NULL. */
+int plugin_copy_done(plugin_copy *c, char **leftover);
+
+/* Removes a copy plugin_copy_done() left behind. */
+void plugin_copy_remove(const char *path);
+
+/* Removes what process `pid`, ended, left of its copy directory: a
+ * worker that crashed, or one on a system where a loaded file cannot be
+ * removed (Windows), leaves its copies. */
+void plugin_files_sweep(long pid);
 
 /* Removes the copy directory, if one was made. */
 void plugin_files_free(plugin_files *f);

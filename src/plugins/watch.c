@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "platform.h"
 #include "watch.h"
 
 /* Quiet time after the last event before rescanning.  Long enough that a
@@ -62,7 +63,10 @@ static int interesting(const char *filename) {
   if (filename == NULL)
     return 1; /* the platform did not say: rescan to be safe */
   n = strlen(filename);
-  return n > 3 && strcmp(filename + n - 3, ".so") == 0 && filename[0] != '.';
+  return n > sizeof(PLATFORM_PLUGIN_SUFFIX) - 1 &&
+         strcmp(filename + n - (sizeof(PLATFORM_PLUGIN_SUFFIX) - 1),
+                PLATFORM_PLUGIN_SUFFIX) == 0 &&
+         filename[0] != '.';
 }
 
 static void release(watch *w) {

@@ -11,7 +11,11 @@
 #include <uv.h>
 
 #include "framer.h"
+#ifdef _WIN32
+#include "input_thread.h"
+#endif
 #include "log.h"
+#include "platform.h"
 #include "strbuf.h"
 #include "transport_stdio.h"
 
@@ -38,7 +42,14 @@ struct stdio_transport {
   uv_handle_type in_type, out_type;
   stdio_handle in, out;
   int in_handle, out_handle; /* initialized libuv handles */
-  uv_idle_t idle;            /* drives reads of a regular file */
+#ifdef _WIN32
+  /* Windows reads an input pipe on a thread (input_thread.h), started
+   * with the first read: what the worker handshake reads before that is
+   * not taken from it. */
+  int in_pipe_thread;
+  input_thread *in_thread;
+#endif
+  uv_idle_t idle; /* drives reads of a regular file */
   int idle_handle;
   /* Writes made outside a read (calls that end on other threads, in a
    * worker, on a timer) wait for the next idle phase: those of one loop
@@ -99,7 +110,7 @@ int stdio_transport_output_fd(const stdio_transport *t) {
 }
 
 int stdio_take_stdout(void) {
-  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  int fd = platform_dup_private(1);
   if (fd >= 0 && dup2(2, 1) < 0)
     log_warn("cannot point fd 1 at stderr: %s", strerror(errno));
   return fd;
@@ -123,7 +134,7 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
   /* The same for input: a plugin's child process must not read the
    * client's next request, so fd 0 becomes /dev/null and the protocol
    * reads a private, close-on-exec copy. */
-  t->in_fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+  t->in_fd = platform_dup_private(0);
   if (t->in_fd < 0) {
     log_error("stdin is not open: %s", strerror(errno));
     close(t->out_fd);
@@ -131,7 +142,7 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
     return NULL;
   }
   {
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int null = open(PLATFORM_DEV_NULL, O_RDONLY | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0)
       log_warn("cannot point fd 0 at /dev/null: %s", strerror(errno));
     if (null > 0)
@@ -139,7 +150,12 @@ stdio_transport *stdio_transport_new(uv_loop_t *loop, size_t max_message,
   }
 
   t->in_type = uv_guess_handle(t->in_fd);
-  if (is_stream(t->in_type)) {
+#ifdef _WIN32
+  if (t->in_type == UV_NAMED_PIPE)
+    t->in_pipe_thread = 1;
+  else
+#endif
+      if (is_stream(t->in_type)) {
     if (open_handle(loop, &t->in, t->in_type, t->in_fd, 1) != 0)
       t->in_type = UV_FILE;
     else {
@@ -301,6 +317,10 @@ static void flush_soon(stdio_transport *t) {
     t->paused = 1;
     if (t->in_handle)
       uv_read_stop(&t->in.stream);
+#ifdef _WIN32
+    if (t->in_thread != NULL)
+      input_thread_pause(t->in_thread, 1);
+#endif
     t->reading = 0;
   }
 }
@@ -386,6 +406,29 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   }
 }
 
+#ifdef _WIN32
+static void thread_read_cb(void *arg, const char *data, size_t len,
+                           int status) {
+  stdio_transport *t = arg;
+  if (status == 0) {
+    int rc;
+    t->dispatching = 1;
+    rc = framer_feed(&t->framer, data, len, on_line, t);
+    t->dispatching = 0;
+    flush_soon(t);
+    if (rc != 0) {
+      log_error("out of memory reading stdin");
+      on_eof(t, STDIO_READ_FAILED);
+    }
+  } else if (status == UV_EOF) {
+    on_eof(t, "stdin closed");
+  } else {
+    log_error("reading stdin failed: %s", uv_strerror(status));
+    on_eof(t, STDIO_READ_FAILED);
+  }
+}
+#endif
+
 /* Input from a regular file is read on the loop too, one chunk per loop
  * turn (from an idle handle), so replies and timers still get their turn
  * and no pool thread is needed: with every pool thread stuck in plugin
@@ -431,6 +474,20 @@ static void start_reading(stdio_transport *t) {
   if (t->stopped || t->reading)
     return;
   t->reading = 1;
+#ifdef _WIN32
+  if (t->in_pipe_thread) {
+    if (t->in_thread == NULL &&
+        (t->in_thread = input_thread_start(t->loop, t->in_fd, thread_read_cb,
+                                           t)) == NULL) {
+      log_error("cannot read stdin: no thread for it");
+      t->reading = 0;
+      t->cb.end(t->cb.arg, "stdin unreadable");
+      return;
+    }
+    input_thread_pause(t->in_thread, 0);
+    return;
+  }
+#endif
   if (t->in_handle) {
     int rc = uv_read_start(&t->in.stream, alloc_cb, read_cb);
     if (rc != 0) {
@@ -452,6 +509,10 @@ void stdio_transport_stop_reading(stdio_transport *t) {
   t->stopped = 1;
   if (t->reading && t->in_handle)
     uv_read_stop(&t->in.stream);
+#ifdef _WIN32
+  if (t->in_thread != NULL)
+    input_thread_pause(t->in_thread, 1);
+#endif
   if (t->idle_handle)
     uv_idle_stop(&t->idle);
   t->reading = 0;
@@ -481,6 +542,14 @@ static void close_cb(uv_handle_t *handle) {
     free_transport(t);
 }
 
+#ifdef _WIN32
+static void thread_closed_cb(void *arg) {
+  stdio_transport *t = arg;
+  if (--t->open_handles == 0 && !t->writing)
+    free_transport(t);
+}
+#endif
+
 static void maybe_finish_close(stdio_transport *t) {
   if (t->open_handles > 0)
     return; /* handles are closing; close_cb finishes */
@@ -488,7 +557,11 @@ static void maybe_finish_close(stdio_transport *t) {
     start_write(t);
   if (t->writing)
     return; /* write_done comes back here */
-  if (t->in_handle || t->out_handle || t->idle_handle || t->flush_handle) {
+  if (t->in_handle || t->out_handle || t->idle_handle || t->flush_handle
+#ifdef _WIN32
+      || t->in_thread != NULL
+#endif
+  ) {
     if (t->idle_handle) {
       t->idle_handle = 0;
       t->open_handles++;
@@ -499,6 +572,14 @@ static void maybe_finish_close(stdio_transport *t) {
       t->open_handles++;
       uv_close((uv_handle_t *)&t->flush, close_cb);
     }
+#ifdef _WIN32
+    if (t->in_thread != NULL) {
+      input_thread *r = t->in_thread;
+      t->in_thread = NULL;
+      t->open_handles++;
+      input_thread_close(r, thread_closed_cb, t);
+    }
+#endif
     if (t->in_handle) {
       t->in_handle = 0;
       t->open_handles++;

@@ -182,11 +182,12 @@ static void *run_job(void *arg) {
 /* A hang thread is never joined: it never ends.  It blocks every signal,
  * so that mcpd's signal handlers never run on it. */
 static void *run_hang(void *arg) {
-  sigset_t all;
-
   (void)arg;
+#ifndef _WIN32 /* where signals are not delivered to threads */
+  sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
+#endif
   hang();
   return NULL;
 }
