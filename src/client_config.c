@@ -69,6 +69,28 @@ static const client *find_client(const char *id) {
 
 /* The client's config file by its documented place, into `out`; -1 after
  * saying why when $HOME is unset. */
+#ifdef _WIN32
+/* Windows: %APPDATA% where the others have ~/.config (Claude Desktop, VS
+ * Code), else the user's profile folder. */
+static int default_path(const client *c, strbuf *out) {
+  const char *var = c->xdg ? "APPDATA" : "USERPROFILE";
+  const char *base = getenv(var);
+
+  if (base == NULL || base[0] == '\0') {
+    fprintf(stderr, "mcpd: %%%s%% is not set; name the file with --config\n",
+            var);
+    return -1;
+  }
+  strbuf_puts(out, base);
+  strbuf_puts(out, "/");
+  strbuf_puts(out, c->path);
+  /* One separator throughout, as the rest of mcpd writes paths. */
+  for (size_t i = 0; !out->failed && i < out->len; i++)
+    if (out->data[i] == '\\')
+      out->data[i] = '/';
+  return 0;
+}
+#else
 static int default_path(const client *c, strbuf *out) {
   const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
 
@@ -95,6 +117,7 @@ static int default_path(const client *c, strbuf *out) {
   strbuf_puts(out, c->path);
   return 0;
 }
+#endif
 
 /* --- reading ------------------------------------------------------------ */
 

@@ -111,13 +111,10 @@ static int subcommand(int argc, char **argv) {
   if (argc < 2)
     return -1;
 #ifdef _WIN32
-  /* Both write files laid out for the POSIX systems (a Makefile for a
-   * .so; ~/.config paths, replaced by rename). */
-  if (strcmp(argv[1], "new") == 0 || strcmp(argv[1], "install") == 0 ||
-      strcmp(argv[1], "uninstall") == 0) {
-    log_error("mcpd %s is not available on Windows yet: add mcpd.exe to "
-              "the client's config by hand (see the README)",
-              argv[1]);
+  /* It writes a project for the POSIX systems: a Makefile for a .so. */
+  if (strcmp(argv[1], "new") == 0) {
+    log_error("mcpd new is not available on Windows yet: build a plugin "
+              "DLL as the README shows");
     return 2;
   }
 #endif

@@ -82,6 +82,9 @@ char *mkdtemp(char *tmpl);
 int setenv(const char *name, const char *value, int overwrite);
 int unsetenv(const char *name);
 ssize_t pread(int fd, void *buf, size_t n, off_t off);
+/* rename() as POSIX has it: over an existing file too. */
+int mcpd_rename(const char *from, const char *to);
+#define rename mcpd_rename
 const char *strsignal(int signum);
 int pause(void);
 

@@ -385,6 +385,25 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off) {
   return _read(fd, buf, n > INT_MAX ? INT_MAX : (unsigned)n);
 }
 
+int mcpd_rename(const char *from, const char *to) {
+  wchar_t *wfrom = widen(from), *wto = widen(to);
+  int rc = -1;
+
+  if (wfrom == NULL || wto == NULL)
+    errno = ENOMEM;
+  else if (MoveFileExW(wfrom, wto,
+                       MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+    rc = 0;
+  else
+    errno = GetLastError() == ERROR_FILE_NOT_FOUND ||
+                    GetLastError() == ERROR_PATH_NOT_FOUND
+                ? ENOENT
+                : EACCES;
+  free(wfrom);
+  free(wto);
+  return rc;
+}
+
 const char *strsignal(int signum) {
   switch (signum) {
   case SIGINT:

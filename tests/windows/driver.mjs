@@ -420,6 +420,51 @@ await check('in-process: initialize, echo, and a loaded DLL replaced in place', 
 });
 await check('in-process: shutdown with exit 0, every copy removed', shutdown);
 
+/** Runs mcpd.exe with `args` to its end: its exit code and output. */
+function runMcpd(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.env.WINE || 'wine64', [path.join(DIST, 'mcpd.exe'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, WINEDEBUG: process.env.WINEDEBUG ?? '-all' },
+    });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.stderr.on('data', (chunk) => err.push(chunk));
+    child.on('error', reject);
+    // 'exit', not 'close': wineserver may hold the pipes open.
+    child.on('exit', (code) =>
+      setTimeout(() => resolve({ code, out: Buffer.concat(out).toString(), err: Buffer.concat(err).toString() }), 200),
+    );
+  });
+}
+
+await check('mcpd install / uninstall claude-desktop write the client config', async () => {
+  // The documented place, under wine's %APPDATA%, and a file named by --config.
+  const users = path.join(process.env.WINEPREFIX || path.join(os.homedir(), '.wine'), 'drive_c', 'users');
+  const named = path.join(tmp, 'claude.json');
+  for (const extra of [[], ['--config', winePath(named)]]) {
+    const run = await runMcpd(['install', 'claude-desktop', ...extra]);
+    assert.equal(run.code, 0, `install ${extra.join(' ')}: ${run.err}`);
+    let file = named;
+    if (extra.length === 0) {
+      const found = [];
+      for (const user of await fs.readdir(users)) {
+        const f = path.join(users, user, 'AppData', 'Roaming', 'Claude', 'claude_desktop_config.json');
+        if (await fs.stat(f).catch(() => null)) found.push(f);
+      }
+      assert.equal(found.length, 1, `Claude Desktop's config under ${users}: ${found.join(', ')}; ${run.out}`);
+      file = found[0];
+    }
+    const config = JSON.parse(await fs.readFile(file, 'utf8'));
+    assert.match(config.mcpServers?.mcpd?.command ?? '', /mcpd\.exe$/i, JSON.stringify(config));
+    const gone = await runMcpd(['uninstall', 'claude-desktop', ...extra]);
+    assert.equal(gone.code, 0, `uninstall: ${gone.err}`);
+    const after = JSON.parse(await fs.readFile(file, 'utf8'));
+    assert.equal(after.mcpServers?.mcpd, undefined, JSON.stringify(after));
+  }
+});
+
 if (failed) {
   const text = Buffer.concat(stderr).toString('utf8');
   for (const line of text.split('\n')) console.log(`# stderr: ${line}`);
