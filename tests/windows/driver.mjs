@@ -420,6 +420,54 @@ await check('in-process: initialize, echo, and a loaded DLL replaced in place', 
 });
 await check('in-process: shutdown with exit 0, every copy removed', shutdown);
 
+/** The official TypeScript SDK clients, from tests/node_modules, or null
+ * when they are not installed (npm ci in tests/ installs them). */
+async function sdkClients() {
+  try {
+    const legacy = await import('@modelcontextprotocol/sdk/client/index.js');
+    const legacyStdio = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const modern = await import('@modelcontextprotocol/client');
+    const modernStdio = await import('@modelcontextprotocol/client/stdio');
+    return [
+      ['1.x', '2025-11-25', legacy.Client, legacyStdio.StdioClientTransport, {}],
+      ['2.x', '2026-07-28', modern.Client, modernStdio.StdioClientTransport, { versionNegotiation: { mode: 'auto' } }],
+    ];
+  } catch {
+    return null;
+  }
+}
+
+const sdks = await sdkClients();
+if (sdks === null) console.log('ok - the official SDK clients # SKIP not installed (run npm ci in tests/)');
+for (const [release, version, Client, Transport, options] of sdks ?? []) {
+  await check(`the official SDK ${release} client over stdio speaks ${version}, lists and calls`, async () => {
+    const transport = new Transport({
+      command: process.env.WINE || 'wine64',
+      args: [path.join(DIST, 'mcpd.exe'), '--plugins', winePath(pluginDir)],
+      env: { ...process.env, WINEDEBUG: process.env.WINEDEBUG ?? '-all' },
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk) => stderr.push(chunk));
+    const sdk = new Client({ name: `mcpd-windows-sdk-${release}`, version: '0.0.0' }, options);
+    try {
+      await sdk.connect(transport);
+      assert.equal(sdk.getServerVersion()?.name, 'mcpd');
+      if (sdk.getNegotiatedProtocolVersion) assert.equal(sdk.getNegotiatedProtocolVersion(), version);
+      const { tools } = await sdk.listTools();
+      assertIncludes(
+        tools.map((t) => t.name),
+        ['echo', 'calculate', 'version'],
+      );
+      const echo = await sdk.callTool({ name: 'echo', arguments: { text: UNICODE } });
+      assert.equal(resultText(echo), UNICODE);
+      const calc = await sdk.callTool({ name: 'calculate', arguments: { expression: 'max(2, 3) * 14' } });
+      assert.equal(calc.structuredContent?.result, 42, JSON.stringify(calc));
+    } finally {
+      await sdk.close().catch(() => {});
+    }
+  });
+}
+
 /** Runs mcpd.exe with `args` to its end: its exit code and output. */
 function runMcpd(args) {
   return new Promise((resolve, reject) => {
