@@ -68,10 +68,10 @@ static const client *find_client(const char *id) {
 }
 
 /* The client's config file by its documented place, into `out`; -1 after
- * saying why when $HOME is unset. */
+ * saying why when the folder it is under is not known.  Windows: %APPDATA%
+ * where the others have ~/.config (Claude Desktop, VS Code), else the
+ * user's profile folder. */
 #ifdef _WIN32
-/* Windows: %APPDATA% where the others have ~/.config (Claude Desktop, VS
- * Code), else the user's profile folder. */
 static int default_path(const client *c, strbuf *out) {
   const char *var = c->xdg ? "APPDATA" : "USERPROFILE";
   const char *base = getenv(var);

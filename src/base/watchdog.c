@@ -36,6 +36,7 @@ static struct {
   int input_fd;
   int parent;
   _Atomic int orphan_exit; /* watchdog_exit_with_parent() */
+  _Atomic int input_ended; /* watchdog_input_ended() */
   /* The plugin code the loop is in: enter() and leave() run around every
    * call, so they take no lock.  enter() writes the fields below, then
    * publishes them with a new count and BUSY; the thread reads them only
@@ -124,6 +125,10 @@ void watchdog_exit_with_parent(void) {
   atomic_store(&wd.orphan_exit, 1);
 }
 
+void watchdog_input_ended(void) {
+  atomic_store(&wd.input_ended, 1);
+}
+
 /* Why mcpd should be exiting now, or NULL. */
 static const char *exit_reason(int input_fd, int parent) {
   int signum = atomic_load(&asked);
@@ -133,7 +138,8 @@ static const char *exit_reason(int input_fd, int parent) {
     return "SIGINT";
   if (parent > 1 && getppid() != parent)
     return "the process that started mcpd exited";
-  if (input_fd >= 0 && platform_input_closed(input_fd))
+  if (atomic_load(&wd.input_ended) ||
+      (input_fd >= 0 && platform_input_closed(input_fd)))
     return "end of input";
   return NULL;
 }

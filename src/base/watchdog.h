@@ -17,6 +17,9 @@ int watchdog_start(int input_fd);
  * the parent dies, whatever the loop is doing: for a worker on a system
  * that cannot signal it (platform_die_with_parent), within 100 ms. */
 void watchdog_exit_with_parent(void);
+/* Input ended, as a thread that reads it saw (Windows: input_thread.h);
+ * any thread may say so. */
+void watchdog_input_ended(void);
 /* Stops and joins the thread. */
 void watchdog_stop(void);
 /* Notes `signum` for the thread, then runs the handler installed before

@@ -343,28 +343,32 @@ static int open_fds(worker_process *wp, child_fds *f) {
   return 0;
 }
 
-/* Runs the child on `f`; the child's ends are closed here either way.
- * Returns 0 with wp->proc, wp->pipe and wp->wpipe allocated, or -1. */
-static int run_child(worker_process *wp, child_fds *f, child_args *a) {
+/* Runs the child on pipes of our own: its stdin and stdout are inherited
+ * descriptors, whose other ends become wp->wpipe and wp->pipe.  Returns 0
+ * with wp->proc, wp->pipe and wp->wpipe allocated, or -1. */
+static int run_child(worker_process *wp, child_args *a) {
   uv_process_options_t po;
   uv_stdio_container_t stdio[3];
+  child_fds f;
   int rc;
 
+  if (open_fds(wp, &f) != 0)
+    return -1;
   spawn_options(&po, stdio, a);
   stdio[0].flags = UV_INHERIT_FD;
-  stdio[0].data.fd = f->to[0];
+  stdio[0].data.fd = f.to[0];
   stdio[1].flags = UV_INHERIT_FD;
-  stdio[1].data.fd = f->from[1];
+  stdio[1].data.fd = f.from[1];
 
   if (alloc_handles(wp) != 0) {
-    close_fds(f);
+    close_fds(&f);
     return -1;
   }
   wp->proc->data = wp;
   rc = uv_spawn(wp->loop, wp->proc, &po);
   /* The child's ends are the child's now. */
-  close(f->to[0]);
-  close(f->from[1]);
+  close(f.to[0]);
+  close(f.from[1]);
   if (rc != 0) {
     log_error("plugin \"%s\": cannot start its worker: %s", wp->p->name,
               uv_strerror(rc));
@@ -373,10 +377,16 @@ static int run_child(worker_process *wp, child_fds *f, child_args *a) {
     free(wp->pipe);
     free(wp->wpipe);
     wp->pipe = wp->wpipe = NULL;
-    close(f->to[1]);
-    close(f->from[0]);
+    close(f.to[1]);
+    close(f.from[0]);
     return -1;
   }
+  uv_pipe_init(wp->loop, wp->pipe, 0);
+  wp->pipe->data = wp;
+  uv_pipe_open(wp->pipe, f.from[0]);
+  uv_pipe_init(wp->loop, wp->wpipe, 0);
+  wp->wpipe->data = wp;
+  uv_pipe_open(wp->wpipe, f.to[1]);
   return 0;
 }
 
@@ -390,24 +400,9 @@ static int spawn(worker_process *wp) {
     return -1;
   }
   build_args(wp, &a);
-#ifdef _WIN32
   if (run_child(wp, &a) != 0)
     return -1;
   wp->alive = 1;
-#else
-  child_fds f;
-  if (open_fds(wp, &f) != 0)
-    return -1;
-  if (run_child(wp, &f, &a) != 0)
-    return -1;
-  wp->alive = 1;
-  uv_pipe_init(wp->loop, wp->pipe, 0);
-  wp->pipe->data = wp;
-  uv_pipe_open(wp->pipe, f.from[0]);
-  uv_pipe_init(wp->loop, wp->wpipe, 0);
-  wp->wpipe->data = wp;
-  uv_pipe_open(wp->wpipe, f.to[1]);
-#endif
   framer_free(&wp->in);
   framer_init(&wp->in, wp->opts->max_message);
   uv_read_start((uv_stream_t *)wp->pipe, alloc_cb, read_cb);
@@ -481,8 +476,9 @@ void worker_process_stop(worker_process *wp) {
 void worker_process_kill_now(worker_process *wp) {
   if (wp->alive && wp->proc != NULL) {
 #ifdef _WIN32
-    /* TerminateProcess: the process is gone once it returns. */
+    /* TerminateProcess starts the end; the handle says when it is over. */
     uv_process_kill(wp->proc, SIGKILL);
+    WaitForSingleObject(wp->proc->process_handle, INFINITE);
 #else
     int pid = wp->proc->pid;
     kill(pid, SIGKILL);
@@ -505,10 +501,13 @@ void worker_process_end(worker_process *wp) {
     return;
   }
   /* EOF and SIGTERM: a worker that is not stuck runs fini() and exits;
-   * one that is gets SIGKILL after the grace. */
+   * one that is gets SIGKILL after the grace.  On Windows, SIGTERM would
+   * be TerminateProcess, and no fini(): EOF alone asks there. */
   close_pipes(wp);
+#ifndef _WIN32
   if (wp->proc != NULL)
     uv_process_kill(wp->proc, SIGTERM);
+#endif
   uv_timer_start(wp->restart, kill_cb, EXIT_GRACE_MS, 0);
 }
 

@@ -29,6 +29,17 @@
 #define PLATFORM_DEV_NULL "/dev/null"
 #endif
 
+/* What to check when the system's loader refuses a plugin file. */
+#ifdef _WIN32
+#define PLATFORM_LIB_HINT                                                      \
+  "check that it is a DLL built for this machine and that the DLLs it "        \
+  "needs are beside mcpd.exe"
+#else
+#define PLATFORM_LIB_HINT                                                      \
+  "check that it is a shared object built for this machine and its "           \
+  "dependencies with ldd"
+#endif
+
 /* A struct stat's modification and change times as struct timespecs
  * (Windows: whole seconds). */
 #if defined(_WIN32)
@@ -93,7 +104,7 @@ void platform_process_stats(long long *rss, long long *fds);
 
 /* Loads the shared object at `path` with all its symbols bound now and
  * kept to itself (dlopen RTLD_NOW | RTLD_LOCAL, LoadLibrary).  Its handle,
- * or NULL with the system's reason in `err`. */
+ * or NULL with the system's reason in `err` ("dlopen failed: ..."). */
 void *platform_lib_open(const char *path, char *err, size_t errlen);
 
 /* The address `name` has in `lib`, or NULL. */
@@ -106,7 +117,19 @@ void platform_lib_close(void *lib);
 int platform_dup_private(int fd);
 
 /* Whether the writer of `fd`, an input pipe, has closed it: 1, else 0
- * (also when the system cannot tell without reading). */
+ * (also when the system cannot tell without reading, or could only by
+ * waiting for a read another thread is blocked in: Windows). */
 int platform_input_closed(int fd);
+
+/* An errno value as the libuv error that means it (libuv's own
+ * uv_translate_sys_error takes Windows' error codes on Windows, not the C
+ * runtime's errno). */
+int platform_uv_error(int errnum);
+
+#ifdef _WIN32
+/* Whether `path` is a directory itself, not a junction or a link to
+ * one. */
+int platform_plain_dir(const char *path);
+#endif
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "platform.h"
 
 void *platform_lib_open(const char *path, char *err, size_t errlen) {
@@ -21,7 +23,8 @@ void *platform_lib_open(const char *path, char *err, size_t errlen) {
     /* dlerror() starts with the path, which the caller names anyway. */
     if (why != NULL && strncmp(why, path, n) == 0 && why[n] == ':')
       why += n + (why[n + 1] == ' ' ? 2 : 1);
-    snprintf(err, errlen, "%s", why != NULL ? why : "unknown error");
+    snprintf(err, errlen, "dlopen failed: %s",
+             why != NULL ? why : "unknown error");
   }
   return lib;
 }
@@ -32,6 +35,10 @@ void *platform_lib_symbol(void *lib, const char *name) {
 
 void platform_lib_close(void *lib) {
   dlclose(lib);
+}
+
+int platform_uv_error(int errnum) {
+  return uv_translate_sys_error(errnum);
 }
 
 int platform_dup_private(int fd) {

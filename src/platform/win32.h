@@ -51,9 +51,10 @@
 typedef int uid_t;
 typedef int gid_t;
 
-/* Open flags POSIX has and Windows does not need: descriptors are not
- * inherited unless asked (_O_NOINHERIT), there are no links to refuse,
- * no FIFOs to block on and no controlling terminal. */
+/* Open flags POSIX has and the C runtime does not: descriptors are not
+ * inherited unless asked (_O_NOINHERIT); no FIFOs to block on and no
+ * controlling terminal.  Symbolic links and junctions are followed: the
+ * runtime cannot refuse them, and lstat() is stat(). */
 #define O_CLOEXEC _O_NOINHERIT
 #define O_NOFOLLOW 0
 #define O_NONBLOCK 0

@@ -7,10 +7,10 @@
  * original can be replaced while the copy is in use.  Workers need no
  * parent-death signal: libuv puts every process it starts in a job object
  * that ends them with mcpd, and a worker also ends when its host's pipe
- * closes.  Paths are the C runtime's (the ANSI code page) except the
- * executable's own and LoadLibrary's, which go through UTF-16; paths
- * handed back use '/', which Windows accepts, so the rest of mcpd splits
- * them as it does elsewhere. */
+ * closes.  Paths are UTF-8 throughout: mcpd.exe's manifest makes UTF-8
+ * the C runtime's code page, as it is libuv's, and this file converts to
+ * UTF-16 where it calls Windows itself.  Paths handed back use '/', which
+ * Windows accepts, so the rest of mcpd splits them as it does elsewhere. */
 #include "config.h"
 
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
 #include <windows.h>
 
 #include <psapi.h>
@@ -243,8 +244,11 @@ void *platform_lib_open(const char *path, char *err, size_t errlen) {
   }
   lib = LoadLibraryW(w);
   free(w);
-  if (lib == NULL)
-    system_message(GetLastError(), err, errlen);
+  if (lib == NULL) {
+    char why[512];
+    system_message(GetLastError(), why, sizeof(why));
+    snprintf(err, errlen, "LoadLibrary failed: %s", why);
+  }
   return (void *)lib;
 }
 
@@ -263,13 +267,43 @@ int platform_dup_private(int fd) {
   return copy;
 }
 
+/* Asking the pipe (PeekNamedPipe) would wait for the read the input
+ * thread is blocked in, as I/O on a synchronous handle is serialised: the
+ * input thread tells the watchdog of the end instead. */
 int platform_input_closed(int fd) {
-  HANDLE h = (HANDLE)_get_osfhandle(fd);
-  DWORD avail;
-  if (h == INVALID_HANDLE_VALUE || GetFileType(h) != FILE_TYPE_PIPE)
-    return 0;
-  return !PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL) &&
-         GetLastError() == ERROR_BROKEN_PIPE;
+  (void)fd;
+  return 0;
+}
+
+int platform_uv_error(int errnum) {
+  switch (errnum) {
+  case ENOENT:
+    return UV_ENOENT;
+  case EACCES:
+    return UV_EACCES;
+  case EEXIST:
+    return UV_EEXIST;
+  case ENOTDIR:
+    return UV_ENOTDIR;
+  case EINVAL:
+    return UV_EINVAL;
+  case EBADF:
+    return UV_EBADF;
+  case ENOMEM:
+    return UV_ENOMEM;
+  case ENOSPC:
+    return UV_ENOSPC;
+  case EPIPE:
+    return UV_EPIPE;
+  default:
+    return UV_EIO;
+  }
+}
+
+int platform_plain_dir(const char *path) {
+  DWORD a = GetFileAttributesA(path);
+  return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY) &&
+         !(a & FILE_ATTRIBUTE_REPARSE_POINT);
 }
 
 /* --- POSIX functions the C runtime lacks (win32.h) ---------------------- */

@@ -555,15 +555,7 @@ static plugin *load(loader *l, const char *path, plugin *replacing,
     p->dl = platform_lib_open(copy.path, why, sizeof(why));
     p->copy_fd = plugin_copy_done(&copy, &p->copy_path);
     if (p->dl == NULL) {
-      snprintf(err, sizeof(err),
-#ifdef _WIN32
-               "LoadLibrary failed: %s; check that it is a DLL built for "
-               "this machine and that the DLLs it needs are beside mcpd.exe",
-#else
-               "dlopen failed: %s; check that it is a shared object built "
-               "for this machine and its dependencies with ldd",
-#endif
-               why);
+      snprintf(err, sizeof(err), "%s; " PLATFORM_LIB_HINT, why);
       goto fail;
     }
   }

@@ -174,9 +174,8 @@ plugin_file_verdict plugin_file_open(const char *path, int allow_insecure,
   return PLUGIN_FILE_OK;
 }
 
-/* The fallback for systems without memfd_create: a private directory. */
-/* Where copy directories go: a private runtime directory or the
- * temporary one. */
+/* Where copy directories go, the fallback for systems without memfd: a
+ * private runtime directory or the temporary one. */
 static void copy_base(char *out, size_t len) {
 #ifdef _WIN32
   const char *base = getenv("TEMP");
@@ -224,6 +223,10 @@ static void remove_dir(const char *dir) {
   rmdir(dir);
 }
 
+#ifdef _WIN32
+/* Only real directories are emptied: a junction of that name would lead
+ * elsewhere.  A process id is not reused while its host holds the
+ * process's handle, as it does until after this. */
 void plugin_files_sweep(long pid) {
   char base[4096], prefix[48], dir[4400];
   size_t n;
@@ -237,10 +240,20 @@ void plugin_files_sweep(long pid) {
   while ((e = readdir(d)) != NULL)
     if (strncmp(e->d_name, prefix, n) == 0 && strlen(e->d_name) == n + 6) {
       snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
-      remove_dir(dir);
+      if (platform_plain_dir(dir))
+        remove_dir(dir);
     }
   closedir(d);
 }
+#else
+/* Elsewhere a copy is removed once loaded, or never was a file: a worker
+ * that crashed leaves at most an empty directory.  That is not swept, as
+ * a directory of that name in a shared /tmp may be a live process's of
+ * another PID namespace. */
+void plugin_files_sweep(long pid) {
+  (void)pid;
+}
+#endif
 
 /* Opens a private, writable copy target.  An anonymous file is preferred
  * where the system has one: no directory to make or clean up, nothing on

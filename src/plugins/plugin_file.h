@@ -94,9 +94,9 @@ int plugin_copy_done(plugin_copy *c, char **leftover);
 /* Removes a copy plugin_copy_done() left behind. */
 void plugin_copy_remove(const char *path);
 
-/* Removes what process `pid`, ended, left of its copy directory: a
- * worker that crashed, or one on a system where a loaded file cannot be
- * removed (Windows), leaves its copies. */
+/* Removes what process `pid`, ended, left of its copy directory, where a
+ * loaded file cannot be removed (Windows): a worker that crashed leaves
+ * its copy.  Nothing elsewhere. */
 void plugin_files_sweep(long pid);
 
 /* Removes the copy directory, if one was made. */

@@ -108,7 +108,7 @@ static int arm(watch_dir *d) {
   int rc;
 
   if (stat(d->path, &st) != 0)
-    return uv_translate_sys_error(errno);
+    return platform_uv_error(errno);
   if (!S_ISDIR(st.st_mode))
     return UV_ENOTDIR;
   if ((h = malloc(sizeof(*h))) == NULL)

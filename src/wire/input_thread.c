@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "input_thread.h"
+#include "platform.h"
+#include "watchdog.h"
 
 /* One read() at most; the thread waits while this much is not taken. */
 #define CHUNK (64 * 1024)
@@ -94,7 +96,9 @@ static void run(void *arg) {
     }
     if (n <= 0) {
       r->ended = 1;
-      r->error = n < 0 ? uv_translate_sys_error(errno) : 0;
+      r->error = n < 0 ? platform_uv_error(errno) : 0;
+      /* The loop may be held by plugin code: the watchdog must know. */
+      watchdog_input_ended();
     }
     done = r->ended || r->stop;
     if (!r->stop)

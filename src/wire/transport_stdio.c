@@ -248,7 +248,7 @@ static int file_write_all(stdio_transport *t) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return uv_translate_sys_error(errno);
+      return platform_uv_error(errno);
     }
     off += (size_t)n;
   }

@@ -177,7 +177,9 @@ const DIST = path.resolve(distArg);
 const FIXTURES = path.resolve(fixturesArg);
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'mcpd-windows-'));
-const pluginDir = path.join(tmp, 'plugins');
+// Not ASCII: the path goes through the command line, the C runtime,
+// LoadLibrary, the worker's command line and the directory watch.
+const pluginDir = path.join(tmp, 'plugins-ü-日本');
 try {
   await fs.mkdir(pluginDir);
   await fs.mkdir(path.join(tmp, 'staging'));

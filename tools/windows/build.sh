@@ -449,8 +449,12 @@ for d in "$repo"/src/*/; do includes="$includes -I${d%/}"; done
 printf '%s\n' $sources | (cd "$repo" && xargs -P "$jobs" -I{} sh -c \
 	'o="$1/$(basename "$2" .c).o"; printf "+ cc %s\n" "$2"; '"$cc"' '"$mcpd_cflags"' '"$includes"' $(pkg-config --cflags libuv-static json-c) -c "$2" -o "$o"' \
 	sh "$obj" {}) >>"$log" 2>&1 || die "compiling mcpd failed"
+# The manifest (UTF-8 as the process's code page) as a resource.
+printf '1 24 "%s"\n' "$here/mcpd.manifest" >"$obj/mcpd.rc"
+run "$triplet-windres" -O coff -o "$obj/manifest.res" "$obj/mcpd.rc" ||
+	die "windres failed on the manifest"
 # shellcheck disable=SC2046,SC2086
-run "$cc" -o "$obj/mcpd.exe" "$obj"/*.o $(pkg-config --static --libs libuv-static) \
+run "$cc" -o "$obj/mcpd.exe" "$obj"/*.o "$obj/manifest.res" $(pkg-config --static --libs libuv-static) \
 	$(pkg-config --libs json-c) $ldflags $mcpd_static ||
 	die "linking mcpd.exe failed"
 done_ "$(wc -c <"$obj/mcpd.exe") bytes"
