@@ -213,7 +213,9 @@ function startMcpd(args = []) {
     env: { ...process.env, WINEDEBUG: process.env.WINEDEBUG ?? '-all' },
   });
   child.stderr.on('data', (chunk) => stderr.push(chunk));
-  return new RpcClient(child);
+  const rpc = new RpcClient(child);
+  rpc.stderrFrom = stderr.length; // where this run's lines start
+  return rpc;
 }
 let client = startMcpd();
 
@@ -313,6 +315,9 @@ async function shutdown() {
   assert.deepEqual(unanswered, [], 'requests without a response');
   assert.ok(!Buffer.concat(client.raw).includes(0x0d), 'stdout contains \\r: not in binary mode');
   assert.ok(client.violations.length === 0, `protocol violations during the run:\n${client.violations.join('\n')}`);
+  // The good plugin's fini() says so: a plugin is finished, not killed.
+  const lines = Buffer.concat(stderr.slice(client.stderrFrom)).toString('utf8');
+  assert.match(lines, /fini: releasing state/, 'the good plugin\'s fini() did not run');
   // Workers end a moment after their host; their copies go with them.
   const deadline = Date.now() + 5000;
   let left;
