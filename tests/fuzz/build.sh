@@ -37,13 +37,14 @@ fi
 # files the build's configure chose (config.h names the platform).
 platform=$(sed -n 's/^#define MCPD_PLATFORM "\(.*\)"$/\1/p' "$build/config.h")
 case "$platform" in
-  linux) platform_files="platform/linux.c platform/elf.c" ;;
-  macos) platform_files="platform/posix.c platform/macos.c" ;;
-  *) platform_files="platform/posix.c platform/elf.c" ;;
+  linux) platform_files="platform/linux.c platform/elf.c platform/unix.c" ;;
+  macos) platform_files="platform/posix.c platform/macos.c platform/unix.c" ;;
+  *) platform_files="platform/posix.c platform/elf.c platform/unix.c" ;;
 esac
+# input_thread.c is the Windows build's only.
 SOURCES=$( (cd "$top/src" && find . -name '*.c' ! -name main.c \
-  ! -path './platform/*' | sed 's|^\./||'; printf '%s\n' $platform_files) |
-  sort)
+  ! -name input_thread.c ! -path './platform/*' | sed 's|^\./||'
+  printf '%s\n' $platform_files) | sort)
 SRC_INCLUDES=$(cd "$top/src" && find . -type d | sed "s|^\.|-I$top/src|" |
   sort | tr '\n' ' ')
 
