@@ -26,6 +26,7 @@
 #include "proxy.h"
 
 #define DEFAULT_START_TIMEOUT_MS 10000
+#define DEFAULT_LIST_TIMEOUT_MS 30000
 #define MAX_FDS 256
 
 /* --- the proxy thread --------------------------------------------------- */
@@ -151,6 +152,12 @@ static int read_config(px *p, json_object *config, char **errmsg) {
       config_int(host, errmsg, "startTimeoutMs", v, 0, 600000, &ms) != MCPD_OK)
     return MCPD_ERROR;
   p->start_timeout_ms = ms;
+  ms = DEFAULT_LIST_TIMEOUT_MS;
+  if (config != NULL &&
+      json_object_object_get_ex(config, "listTimeoutMs", &v) &&
+      config_int(host, errmsg, "listTimeoutMs", v, 1, 600000, &ms) != MCPD_OK)
+    return MCPD_ERROR;
+  p->list_timeout_ms = ms;
   p->log_level = strdup("info");
   if (config != NULL && json_object_object_get_ex(config, "logLevel", &v)) {
     if (!json_object_is_type(v, json_type_string) ||

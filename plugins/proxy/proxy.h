@@ -77,7 +77,8 @@ struct px {
   size_t n_ups;
   char *log_level; /* what upstreams are asked to log (logging/setLevel) */
   int64_t start_timeout_ms;
-  px *next_instance; /* proxy.c's list of live instances */
+  int64_t list_timeout_ms; /* a listing not answered by then has failed */
+  px *next_instance;       /* proxy.c's list of live instances */
 };
 
 /* cmdq.c */

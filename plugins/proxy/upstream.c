@@ -52,6 +52,7 @@ struct px_pending {
   json_object *acc; /* P_LIST: the items of the pages so far */
   char *cursor;     /* P_LIST: the cursor asked with, or NULL */
   int pages;        /* P_LIST: which page this is, from 1 */
+  int64_t deadline; /* P_LIST: when it has failed unanswered */
   mcpd_call *call;  /* P_CALL, P_TASK */
   px_call_kind call_kind;
   char *task_id;    /* a tool run as a task upstream: its id there */
@@ -201,6 +202,8 @@ static int request(px_upstream *u, const char *method, json_object *params,
   if (u->modern)
     envelope(u, params);
   q->id = u->next_id++;
+  if (q->what == P_LIST)
+    q->deadline = px_now_ms() + u->px->list_timeout_ms;
   json_object_object_add(m, "id", json_object_new_int64(q->id));
   json_object_object_add(m, "method", json_object_new_string(method));
   json_object_object_add(m, "params", params);
@@ -1397,10 +1400,39 @@ static int64_t earliest(int64_t a, int64_t b) {
   return a < b ? a : b;
 }
 
+/* Listings unanswered past their deadline fail, so that the kind can be
+ * listed again: a server that never answers one would otherwise keep its
+ * list_changed from ever being followed. */
+static void expire_listings(px_upstream *u, int64_t now) {
+  px_pending *q;
+  for (;;) {
+    for (q = u->pending; q; q = q->next)
+      if (q->what == P_LIST && q->deadline != 0 && now >= q->deadline)
+        break;
+    if (q == NULL)
+      return;
+    q = take_pending(u, q->id);
+    {
+      json_object *error = json_object_new_object();
+      char message[96];
+      snprintf(message, sizeof(message), "no answer within %lld ms",
+               (long long)u->px->list_timeout_ms);
+      json_object_object_add(error, "code", json_object_new_int(-32001));
+      json_object_object_add(error, "message", json_object_new_string(message));
+      listed(u, q, NULL, error);
+      json_object_put(error);
+    }
+    pending_free(q);
+  }
+}
+
 int64_t up_deadline(px_upstream *u) {
   int64_t d = -1;
   if (u->link_gone)
     return px_now_ms();
+  for (px_pending *q = u->pending; q; q = q->next)
+    if (q->what == P_LIST)
+      d = earliest(d, q->deadline);
   if (u->link != NULL)
     d = earliest(d, u->link->ops->deadline(u->link));
   if (u->state == UP_DOWN)
@@ -1434,4 +1466,5 @@ void up_tick(px_upstream *u, int64_t now) {
   }
   if (u->hold_until != 0 && now >= u->hold_until)
     release_held(u);
+  expire_listings(u, now);
 }

@@ -61,6 +61,7 @@ const state = {
   rounds: 0,
 };
 let resourcePage = 0;
+let muted = false; // mute-list: the first tools/list went unanswered
 
 process.stdout.on('error', () => process.exit(0));
 process.on('SIGPIPE', () => {});
@@ -441,6 +442,12 @@ function initialize(id) {
 }
 
 function listing(id, method, params) {
+  if (mode === 'mute-list' && method === 'tools/list' && !muted) {
+    // Never answered; a change announced later must still be listed.
+    muted = true;
+    setTimeout(() => send({ method: 'notifications/tools/list_changed' }), 1500);
+    return;
+  }
   if (mode === 'loop-cursor') {
     if (method === 'tools/list') {
       const page = [];

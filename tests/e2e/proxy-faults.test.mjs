@@ -26,10 +26,12 @@ const REQUEST_TIMEOUT = -32001;
  * echo, initialized.  Every request id it is sent is remembered, so
  * finish() can check that each got exactly one response.
  */
-async function start(t, mode, { startTimeoutMs = 10000, deadline = 3000 } = {}) {
+async function start(t, mode, { startTimeoutMs = 10000, deadline = 3000, listTimeoutMs } = {}) {
   const dir = await makePluginDir(['proxy', 'echo']);
   const config = await configFile({
-    plugins: { proxy: { startTimeoutMs, servers: { bad: { command: [process.execPath, UPSTREAM, mode] } } } },
+    plugins: {
+      proxy: { startTimeoutMs, listTimeoutMs, servers: { bad: { command: [process.execPath, UPSTREAM, mode] } } },
+    },
   });
   const mcpd = new McpdProcess(['--config', config, '--deadline', String(deadline)], { plugins: dir });
   t.after(() => mcpd.close());
@@ -378,6 +380,16 @@ describe('proxy: an upstream that breaks every rule', { concurrency: true }, () 
     await logged(mcpd, 'bad: exited with status 0; starting it again in 2.0 s', 8000);
     const res = await call(mcpd, 'bad_echo', { text: 'x' });
     assert.ok('error' in res || res.result?.isError === true, JSON.stringify(res));
+    await echoWorks(mcpd);
+    await finish(mcpd);
+  });
+
+  test('a listing never answered fails after listTimeoutMs; the next list_changed is listed', async (t) => {
+    const mcpd = await start(t, 'mute-list', { startTimeoutMs: 1000, listTimeoutMs: 500 });
+    await logged(mcpd, 'bad: tools/list failed: no answer within 500 ms', 8000);
+    await until(async () => (await toolNames(mcpd)).includes('bad_echo'), 10000, 'the tools listed after list_changed', 50);
+    const res = await call(mcpd, 'bad_echo', { text: 'late' });
+    assert.equal(resultText(res.result), 'late', JSON.stringify(res));
     await echoWorks(mcpd);
     await finish(mcpd);
   });
