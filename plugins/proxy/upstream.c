@@ -351,8 +351,18 @@ static int finish_call(px_upstream *u, px_pending *q, json_object *result,
                    ? json_object_get_int(v)
                    : MCPD_ERR_INTERNAL;
     const char *msg = error_message(error);
+    json_object *data, *uri;
     if (code != MCPD_ERR_INVALID_PARAMS && code != MCPD_ERR_NOT_FOUND)
       code = MCPD_ERR_INTERNAL;
+    /* 2026-07-28 says a resource is not there with -32602 and data.uri:
+     * that is mcpd's not-found, which each client gets in its own era's
+     * form (-32002 for 2025-11-25). */
+    if (u->modern && q->call_kind == PX_READ &&
+        code == MCPD_ERR_INVALID_PARAMS &&
+        json_object_object_get_ex(error, "data", &data) &&
+        json_object_object_get_ex(data, "uri", &uri) &&
+        json_object_is_type(uri, json_type_string))
+      code = MCPD_ERR_NOT_FOUND;
     host->fail(q->call, code, "%s", msg);
     host->complete(q->call, MCPD_ERROR);
   }

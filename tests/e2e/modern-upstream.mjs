@@ -132,7 +132,7 @@ async function handle(msg, send) {
     case 'resources/list':
       return reply(complete({ resources: [{ uri: 'note://hello', name: 'hello', mimeType: 'text/plain' }], ttlMs: 0, cacheScope: 'public' }));
     case 'resources/templates/list':
-      return reply(complete({ resourceTemplates: [], ttlMs: 0, cacheScope: 'public' }));
+      return reply(complete({ resourceTemplates: [{ uriTemplate: 'note://{name}', name: 'note' }], ttlMs: 0, cacheScope: 'public' }));
     case 'resources/read':
       if (params.uri !== 'note://hello') return reply({ error: { code: -32602, message: 'Resource not found', data: { uri: params.uri } } });
       return reply(complete({ contents: [{ uri: 'note://hello', mimeType: 'text/plain', text: late ? 'hello again' : 'hello' }], ttlMs: 0, cacheScope: 'public' }));

@@ -102,6 +102,11 @@ async function legacyClientScenario(t, server) {
 
     const read = await client.readResource({ uri: 'note://hello' });
     assert.equal(read.contents[0].text, 'hello');
+    // The upstream's not-found (-32602 with data.uri) is this era's -32002.
+    await assert.rejects(client.readResource({ uri: 'note://missing' }), (e) => {
+      assert.equal(e.code, -32002, String(e));
+      return true;
+    });
     const { completion } = await client.complete({
       ref: { type: 'ref/prompt', name: 'm_hi' },
       argument: { name: 'who', value: 'wi' },
