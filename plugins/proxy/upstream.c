@@ -1414,25 +1414,26 @@ static int64_t earliest(int64_t a, int64_t b) {
  * listed again: a server that never answers one would otherwise keep its
  * list_changed from ever being followed. */
 static void expire_listings(px_upstream *u, int64_t now) {
-  px_pending *q;
-  for (;;) {
-    for (q = u->pending; q; q = q->next)
-      if (q->what == P_LIST && q->deadline != 0 && now >= q->deadline)
-        break;
-    if (q == NULL)
-      return;
-    q = take_pending(u, q->id);
-    {
-      json_object *error = json_object_new_object();
-      char message[96];
-      snprintf(message, sizeof(message), "no answer within %lld ms",
-               (long long)u->px->list_timeout_ms);
-      json_object_object_add(error, "code", json_object_new_int(-32001));
-      json_object_object_add(error, "message", json_object_new_string(message));
-      listed(u, q, NULL, error);
-      json_object_put(error);
+  char message[96];
+  px_pending **pp = &u->pending;
+
+  snprintf(message, sizeof(message), "no answer within %lld ms",
+           (long long)u->px->list_timeout_ms);
+  while (*pp != NULL) {
+    px_pending *q = *pp;
+    json_object *error;
+    if (q->what != P_LIST || q->deadline == 0 || now < q->deadline) {
+      pp = &q->next;
+      continue;
     }
+    *pp = q->next;
+    error = json_object_new_object();
+    json_object_object_add(error, "code", json_object_new_int(-32001));
+    json_object_object_add(error, "message", json_object_new_string(message));
+    listed(u, q, NULL, error);
+    json_object_put(error);
     pending_free(q);
+    pp = &u->pending; /* listed() may have asked for the next page */
   }
 }
 

@@ -19,6 +19,7 @@
 #define MCPD_PLATFORM_H
 
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 
 #ifdef _WIN32
@@ -28,6 +29,15 @@
 #define PLATFORM_PLUGIN_SUFFIX ".so"
 #define PLATFORM_DEV_NULL "/dev/null"
 #endif
+
+/* Whether `name`, a file in a plugin directory, is one to load: not
+ * hidden, and more than PLATFORM_PLUGIN_SUFFIX, which it ends in.  The
+ * directory scan and its watch ask the same question. */
+static inline int platform_plugin_name(const char *name) {
+  size_t n = strlen(name), k = sizeof(PLATFORM_PLUGIN_SUFFIX) - 1;
+  return name[0] != '.' && n > k &&
+         strcmp(name + n - k, PLATFORM_PLUGIN_SUFFIX) == 0;
+}
 
 /* What to check when the system's loader refuses a plugin file. */
 #ifdef _WIN32

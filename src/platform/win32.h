@@ -2,8 +2,8 @@
 /* win32.h -- the POSIX names mcpd's portable code uses, as the Windows C
  * runtime (mingw-w64, msvcrt) spells them or as windows.c supplies them.
  *
- * The Windows build's config.h (tools/windows/config.h) includes this
- * before any system header, so the shared code reads as POSIX.  It holds
+ * The config.h that tools/windows/build.sh writes includes this before
+ * any system header, so the shared code reads as POSIX.  It holds
  * names only: what behaves differently on Windows is in platform.h, and
  * its Windows side in windows.c. */
 #ifndef MCPD_WIN32_H

@@ -767,11 +767,6 @@ int loader_remove(plugin *p, reg_kind kind, const char *name) {
   return 0;
 }
 
-static int has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* `dir`/`name` into `out`, cut to fit as snprintf would cut it.  This runs
  * for every plugin at start-up; keeping printf out of start-up keeps its
  * pages of libc out of a quiet server's memory. */
@@ -882,7 +877,7 @@ static size_t scan_dir(loader *l, const char *dir, unsigned dir_index,
     return 0;
   }
   while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.' || !has_suffix(e->d_name, PLATFORM_PLUGIN_SUFFIX))
+    if (!platform_plugin_name(e->d_name))
       continue;
     if (n == cap) {
       char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));

@@ -59,14 +59,8 @@ static void changed(watch *w) {
 }
 
 static int interesting(const char *filename) {
-  size_t n;
-  if (filename == NULL)
-    return 1; /* the platform did not say: rescan to be safe */
-  n = strlen(filename);
-  return n > sizeof(PLATFORM_PLUGIN_SUFFIX) - 1 &&
-         strcmp(filename + n - (sizeof(PLATFORM_PLUGIN_SUFFIX) - 1),
-                PLATFORM_PLUGIN_SUFFIX) == 0 &&
-         filename[0] != '.';
+  /* NULL: the platform did not say, so rescan to be safe. */
+  return filename == NULL || platform_plugin_name(filename);
 }
 
 static void release(watch *w) {

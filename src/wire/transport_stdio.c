@@ -390,6 +390,16 @@ static void alloc_cb(uv_handle_t *handle, size_t suggested, uv_buf_t *buf) {
   *buf = uv_buf_init(base, (unsigned)(avail > (1u << 30) ? 1u << 30 : avail));
 }
 
+/* The protocol's input ended: UV_EOF, or a libuv error. */
+static void input_ended(stdio_transport *t, int status) {
+  if (status == UV_EOF) {
+    on_eof(t, "stdin closed");
+    return;
+  }
+  log_error("reading stdin failed: %s", uv_strerror(status));
+  on_eof(t, STDIO_READ_FAILED);
+}
+
 static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   stdio_transport *t = stream->data;
   (void)buf;
@@ -398,11 +408,8 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     framer_commit(&t->framer, (size_t)nread, on_line, t);
     t->dispatching = 0;
     flush_soon(t);
-  } else if (nread == UV_EOF) {
-    on_eof(t, "stdin closed");
   } else if (nread < 0) {
-    log_error("reading stdin failed: %s", uv_strerror((int)nread));
-    on_eof(t, STDIO_READ_FAILED);
+    input_ended(t, (int)nread);
   }
 }
 
@@ -420,11 +427,8 @@ static void thread_read_cb(void *arg, const char *data, size_t len,
       log_error("out of memory reading stdin");
       on_eof(t, STDIO_READ_FAILED);
     }
-  } else if (status == UV_EOF) {
-    on_eof(t, "stdin closed");
   } else {
-    log_error("reading stdin failed: %s", uv_strerror(status));
-    on_eof(t, STDIO_READ_FAILED);
+    input_ended(t, status);
   }
 }
 #endif
@@ -536,19 +540,16 @@ static void free_transport(stdio_transport *t) {
     done(arg);
 }
 
-static void close_cb(uv_handle_t *handle) {
-  stdio_transport *t = handle->data;
-  if (--t->open_handles == 0 && !t->writing)
-    free_transport(t);
-}
-
-#ifdef _WIN32
-static void thread_closed_cb(void *arg) {
+/* One of its handles (or its input thread's) is closed. */
+static void one_closed(void *arg) {
   stdio_transport *t = arg;
   if (--t->open_handles == 0 && !t->writing)
     free_transport(t);
 }
-#endif
+
+static void close_cb(uv_handle_t *handle) {
+  one_closed(handle->data);
+}
 
 static void maybe_finish_close(stdio_transport *t) {
   if (t->open_handles > 0)
@@ -577,7 +578,7 @@ static void maybe_finish_close(stdio_transport *t) {
       input_thread *r = t->in_thread;
       t->in_thread = NULL;
       t->open_handles++;
-      input_thread_close(r, thread_closed_cb, t);
+      input_thread_close(r, one_closed, t);
     }
 #endif
     if (t->in_handle) {
